@@ -1,0 +1,128 @@
+"""The bundle's runtimes, indexed once, and the resolution of a TrainJob's ``spec.runtimeRef``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .krm import Item
+from .models import (
+    CLUSTER_RUNTIME_KIND,
+    NAMESPACED_RUNTIME_KIND,
+    RUNTIME_KINDS,
+    TRAINER_GROUP,
+    TRAINJOB_KIND,
+    Runtime,
+    RuntimeRef,
+    parse_runtime,
+)
+from .provenance import DERIVED_FROM
+from .runtime_view import JobInfo, jobs_of
+from .violations import Violation
+
+Identity = tuple[str, str, str]  # kind, namespace, name
+
+
+@dataclass
+class RuntimeEntry:
+    item: Item
+    model: Runtime | None
+    violations: list[Violation]
+    jobs: dict[str, JobInfo]
+
+    @property
+    def identity(self) -> Identity:
+        return (self.item.kind, self.item.namespace, self.item.name)
+
+    @property
+    def display(self) -> str:
+        return self.item.ref.display()
+
+
+@dataclass
+class Bundle:
+    runtimes: dict[Identity, RuntimeEntry] = field(default_factory=dict)
+    derived: dict[Identity, Item] = field(default_factory=dict)
+    trainjobs: list[Item] = field(default_factory=list)
+    names: dict[Identity, Item] = field(default_factory=dict)
+
+    def add(self, item: Item) -> None:
+        self.names.setdefault((item.kind, item.namespace, item.name), item)
+        if item.group != TRAINER_GROUP:
+            return
+        if item.kind == TRAINJOB_KIND:
+            self.trainjobs.append(item)
+        elif item.kind in RUNTIME_KINDS:
+            if item.annotation(DERIVED_FROM) is not None:
+                self.derived[(item.kind, item.namespace, item.name)] = item
+                return
+            model, violations = parse_runtime(item.value())
+            jobs = jobs_of(model) if model is not None else {}
+            self.runtimes[(item.kind, item.namespace, item.name)] = RuntimeEntry(item, model, violations, jobs)
+
+
+def index(items: list[Item]) -> Bundle:
+    bundle = Bundle()
+    for item in items:
+        bundle.add(item)
+    return bundle
+
+
+@dataclass(frozen=True)
+class Resolution:
+    entry: RuntimeEntry | None
+    violation: Violation | None = None
+
+
+def resolve(bundle: Bundle, ref: RuntimeRef, namespace: str) -> Resolution:
+    """The runtime a TrainJob in ``namespace`` names, or why it cannot be used."""
+    group = ref.api_group or TRAINER_GROUP
+    kind = ref.kind or CLUSTER_RUNTIME_KIND
+    if group != TRAINER_GROUP:
+        return Resolution(
+            None,
+            Violation(
+                "spec.runtimeRef.apiGroup",
+                f"runtimeRef names apiGroup {group!r}, not {TRAINER_GROUP!r}: left unchanged",
+                severity="warning",
+                current_value=group,
+            ),
+        )
+    if kind not in RUNTIME_KINDS:
+        return Resolution(
+            None,
+            Violation(
+                "spec.runtimeRef.kind",
+                f"runtimeRef.kind must be {CLUSTER_RUNTIME_KIND} or {NAMESPACED_RUNTIME_KIND}",
+                current_value=kind,
+            ),
+        )
+    where = "" if kind == CLUSTER_RUNTIME_KIND else namespace
+    entry = bundle.runtimes.get((kind, where, ref.name))
+    if entry is not None:
+        return Resolution(entry)
+    if kind == NAMESPACED_RUNTIME_KIND:
+        elsewhere = sorted(ns for (k, ns, n) in bundle.runtimes if k == kind and n == ref.name)
+        if elsewhere:
+            return Resolution(
+                None,
+                Violation(
+                    "spec.runtimeRef",
+                    f"TrainingRuntime {ref.name!r} is in namespace {', '.join(repr(n) for n in elsewhere)}, "
+                    f"but a TrainingRuntime must be in the TrainJob's namespace {namespace or '(none)'!r}",
+                    current_value=ref.name,
+                ),
+            )
+    other = NAMESPACED_RUNTIME_KIND if kind == CLUSTER_RUNTIME_KIND else CLUSTER_RUNTIME_KIND
+    hint = ""
+    if any(k == other and n == ref.name for (k, _, n) in bundle.runtimes):
+        hint = f"; a {other} of that name exists: set runtimeRef.kind: {other}"
+    scope = "" if kind == CLUSTER_RUNTIME_KIND else f" in namespace {namespace or '(none)'!r}"
+    return Resolution(
+        None,
+        Violation(
+            "spec.runtimeRef",
+            f"{kind} {ref.name!r}{scope} is not in the bundle: it cannot be validated or materialized "
+            f"(add it to the kustomization or package){hint}",
+            current_value=ref.name,
+        ),
+    )

@@ -1,0 +1,89 @@
+"""Effective container resources: the runtime's, then every patch in list order, then resourcesPerNode.
+
+Each value remembers where it came from (the runtime, a patch's manager, resourcesPerNode), so
+errors point at the field that introduced the value and ``explain`` can show its source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .merge import merge_requirements
+from .runtime_view import ContainerInfo, ContainerList, JobInfo
+from .sites import ContainerSite
+
+RUNTIME_SOURCE = "runtime"
+PER_NODE_SOURCE = "resourcesPerNode"
+RESOURCES_PER_NODE_PATH = "spec.trainer.resourcesPerNode"
+
+ContainerKey = tuple[str, ContainerList, str]
+
+
+@dataclass(frozen=True)
+class Source:
+    label: str
+    path: str | None  # the ``resources`` map that set the value; None for the runtime
+
+
+@dataclass
+class Effective:
+    container: ContainerInfo
+    requirements: dict[str, Any]
+    sources: dict[tuple[str, str], Source] = field(default_factory=dict)
+    patched_by: list[Source] = field(default_factory=list)
+
+    def overlay(self, patch: Mapping[str, Any] | None, source: Source) -> None:
+        self.requirements = merge_requirements(self.requirements, patch)
+        self.patched_by.append(source)
+        for section in ("limits", "requests"):
+            values = (patch or {}).get(section) if patch else None
+            if patch is not None and section in patch and values is None:
+                for key in [k for k in self.sources if k[0] == section]:
+                    del self.sources[key]
+            for name, quantity in (values or {}).items() if isinstance(values, Mapping) else ():
+                if quantity is None:
+                    self.sources.pop((section, name), None)
+                else:
+                    self.sources[(section, name)] = source
+
+    def source_of(self, section: str, name: str) -> Source:
+        return self.sources.get((section, name), Source(RUNTIME_SOURCE, None))
+
+
+def start(container: ContainerInfo) -> Effective:
+    effective = Effective(container, merge_requirements(None, container.resources))
+    for section in ("limits", "requests"):
+        values = container.resources.get(section)
+        for name in values if isinstance(values, Mapping) else ():
+            effective.sources[(section, name)] = Source(RUNTIME_SOURCE, None)
+    return effective
+
+
+def effective_resources(
+    jobs: Mapping[str, JobInfo],
+    sites: Iterable[ContainerSite],
+    resources_per_node: Mapping[str, Any] | None = None,
+) -> dict[ContainerKey, Effective]:
+    """Effective resources of every runtime container that a patch (or resourcesPerNode) sizes."""
+    out: dict[ContainerKey, Effective] = {}
+    for site in sites:
+        if site.resources is None:
+            continue
+        job = jobs.get(site.job)
+        container = job.containers.get((site.container_list, site.name)) if job else None
+        if container is None:
+            continue
+        effective = out.get(site.key) or start(container)
+        effective.overlay(site.resources, Source(site.manager, site.resources_path))
+        out[site.key] = effective
+    if resources_per_node is not None:
+        for job in jobs.values():
+            for (list_name, name), container in job.containers.items():
+                if job.trainer_container(list_name, name):
+                    key: ContainerKey = (job.name, list_name, name)
+                    effective = out.get(key) or start(container)
+                    effective.overlay(resources_per_node, Source(PER_NODE_SOURCE, RESOURCES_PER_NODE_PATH))
+                    out[key] = effective
+    return out

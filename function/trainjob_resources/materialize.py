@@ -1,0 +1,183 @@
+"""Derived runtimes the real API accepts, and the TrainJob rewritten to use one.
+
+The derived runtime is the base runtime with the effective resources folded into the patched
+containers; its name is the base name plus a hash of what it holds, so identical overrides share
+one runtime and different ones never collide. The TrainJob points at it and loses ``resources``
+from its patches (and any patch level that leaves empty); everything else stays as written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from yaml.nodes import MappingNode, Node, SequenceNode
+
+from . import yamlnodes as yn
+from .effective import ContainerKey, Effective
+from .krm import INDEX_ANNOTATIONS, PATH_ANNOTATIONS, Item
+from .models import CLUSTER_RUNTIME_KIND, TRAINER_GROUP
+from .provenance import DERIVED_FROM, JOB_CHAIN, OVERRIDES, POD_CHAIN, RESOURCES, RUNTIME_REF, Record, dump
+
+MAX_NAME = 63
+HASH_LENGTH = 10
+_DROPPED_ANNOTATIONS = {*PATH_ANNOTATIONS, *INDEX_ANNOTATIONS, "kubectl.kubernetes.io/last-applied-configuration"}
+_DROPPED_ANNOTATIONS |= {"internal.config.kubernetes.io/id", "internal.config.kubernetes.io/seqindent"}
+_DROPPED_ANNOTATIONS |= {"config.k8s.io/id", "internal.config.kubernetes.io/annotations-migration-resource-id"}
+
+
+@dataclass(frozen=True)
+class Derived:
+    kind: str
+    namespace: str
+    name: str
+    node: MappingNode
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        return (self.kind, self.namespace, self.name)
+
+
+def clean_requirements(requirements: Mapping[str, Any]) -> dict[str, Any]:
+    """Resources as they go into the runtime: limits, requests, claims, in that order; none empty."""
+    out: dict[str, Any] = {}
+    for key in ("limits", "requests", "claims"):
+        value = requirements.get(key)
+        if value:
+            out[key] = value
+    for key, value in requirements.items():
+        if key not in out and value:
+            out[key] = value
+    return out
+
+
+def derive_runtime(base: Item, kind: str, namespace: str, effective: Mapping[ContainerKey, Effective]) -> Derived:
+    node = yn.deep_copy(base.node)
+    assert isinstance(node, MappingNode)
+    yn.set_key(node, "kind", yn.str_node(kind))
+    containers = yn.get_path(node, "spec", "template", "spec", "replicatedJobs")
+    overrides: dict[str, Any] = {}
+    for key in sorted(effective):
+        info = effective[key].container
+        requirements = clean_requirements(effective[key].requirements)
+        assert isinstance(containers, SequenceNode)
+        pod = containers.value[info.job_index]
+        for step in POD_CHAIN:
+            pod = yn.get(pod, step)
+        entries = yn.get(pod, info.container_list)
+        assert isinstance(entries, SequenceNode)
+        target = entries.value[info.index]
+        assert isinstance(target, MappingNode)
+        if requirements:
+            yn.set_key(target, "resources", yn.from_python(requirements))
+        else:
+            yn.delete_key(target, "resources")
+        overrides["/".join(key)] = requirements
+    base_ref = "/".join(p for p in (base.kind, base.namespace, base.name) if p)
+    spec = yn.get(node, "spec")
+    spec_text = dump({"base": base_ref, "kind": kind, "spec": yn.to_python(spec) if spec is not None else None})
+    digest = hashlib.sha256(spec_text.encode()).hexdigest()[:HASH_LENGTH]
+    name = f"{base.name[: MAX_NAME - HASH_LENGTH - 1].rstrip('-.')}-{digest}"
+    _rebuild_metadata(node, base, name, namespace if kind != CLUSTER_RUNTIME_KIND else "")
+    annotations = yn.ensure_map(yn.ensure_map(node, "metadata"), "annotations")
+    yn.set_key(annotations, DERIVED_FROM, yn.str_node(base_ref))
+    yn.set_key(annotations, OVERRIDES, yn.str_node(dump(overrides)))
+    return Derived(kind, namespace if kind != CLUSTER_RUNTIME_KIND else "", name, node)
+
+
+def _rebuild_metadata(node: MappingNode, base: Item, name: str, namespace: str) -> None:
+    old = yn.get(node, "metadata")
+    metadata = MappingNode(yn.MAP_TAG, [], flow_style=False)
+    yn.set_key(metadata, "name", yn.str_node(name))
+    if namespace:
+        yn.set_key(metadata, "namespace", yn.str_node(namespace))
+    labels = yn.get(old, "labels")
+    if isinstance(labels, MappingNode) and labels.value:
+        yn.set_key(metadata, "labels", labels)
+    kept = [(k, v) for k, v in yn.items_of(yn.get(old, "annotations")) if k not in _DROPPED_ANNOTATIONS]
+    annotations = MappingNode(yn.MAP_TAG, [(yn.str_node(k), v) for k, v in kept], flow_style=False)
+    yn.set_key(metadata, "annotations", annotations)
+    yn.set_key(node, "metadata", metadata)
+
+
+def with_internal_annotations(derived: MappingNode, previous: Item) -> None:
+    """Keep the orchestrator's annotations (file path, index) of the object this one replaces."""
+    annotations = yn.ensure_map(yn.ensure_map(derived, "metadata"), "annotations")
+    for key, value in previous.annotations().items():
+        if key in PATH_ANNOTATIONS or key in INDEX_ANNOTATIONS or key.startswith("internal.config.kubernetes.io/"):
+            yn.set_key(annotations, key, yn.str_node(value))
+
+
+def strip_resources(trainjob: MappingNode) -> list[Record]:
+    """Remove ``resources`` from every ContainerPatch, prune what that leaves empty; return what was removed."""
+    removed: list[Record] = []
+    patches = yn.get_path(trainjob, "spec", "runtimePatches")
+    for patch in patches.value if isinstance(patches, SequenceNode) else []:
+        manager = yn.scalar(yn.get(patch, "manager")) or ""
+        _strip_chain(patch, JOB_CHAIN, lambda job, manager=manager: _strip_job(job, manager, removed))
+    return removed
+
+
+def _strip_job(job: Node, manager: str, removed: list[Record]) -> bool:
+    """Strip one replicatedJobs entry; True when it is left with nothing but its name."""
+    name = yn.scalar(yn.get(job, "name")) or ""
+
+    def strip_pod(pod: Node) -> bool:
+        assert isinstance(pod, MappingNode)
+        for list_name in ("initContainers", "containers"):
+            entries = yn.get(pod, list_name)
+            if not isinstance(entries, SequenceNode):
+                continue
+            kept = []
+            for container in entries.value:
+                resources = yn.get(container, "resources")
+                if isinstance(container, MappingNode) and resources is not None:
+                    cname = yn.scalar(yn.get(container, "name")) or ""
+                    value = yn.to_python(resources)
+                    removed.append(Record(manager, name, list_name, cname, value if isinstance(value, dict) else {}))
+                    yn.delete_key(container, "resources")
+                    if [k for k, _ in yn.items_of(container)] == ["name"]:
+                        continue
+                kept.append(container)
+            entries.value = kept
+            if not kept:
+                yn.delete_key(pod, list_name)
+        return not pod.value
+
+    if isinstance(job, MappingNode):
+        _strip_chain(job, POD_CHAIN, strip_pod)
+        return [k for k, _ in yn.items_of(job)] == ["name"]
+    return False
+
+
+def _strip_chain(node: Node, chain: tuple[str, ...], leaf: Any) -> bool:
+    """Descend ``chain``; apply ``leaf`` at the end; delete levels left empty. True if ``node`` is empty."""
+    if not isinstance(node, MappingNode):
+        return False
+    key, rest = chain[0], chain[1:]
+    child = yn.get(node, key)
+    if child is None:
+        return False
+    if rest:
+        if _strip_chain(child, rest, leaf):
+            yn.delete_key(node, key)
+    elif isinstance(child, SequenceNode):
+        before = len(child.value)
+        child.value = [entry for entry in child.value if not leaf(entry)]
+        if before and not child.value:
+            yn.delete_key(node, key)
+    elif isinstance(child, MappingNode) and leaf(child):
+        yn.delete_key(node, key)
+    return not node.value
+
+
+def point_at(trainjob: Item, derived: Derived, original_ref: Any, removed: list[Record]) -> None:
+    """Rewrite the TrainJob's runtimeRef to ``derived`` and record what a re-render needs."""
+    assert isinstance(trainjob.node, MappingNode)
+    spec = yn.ensure_map(trainjob.node, "spec")
+    ref = {"apiGroup": TRAINER_GROUP, "kind": derived.kind, "name": derived.name}
+    yn.set_key(spec, "runtimeRef", yn.from_python(ref))
+    trainjob.set_annotation(RUNTIME_REF, dump(original_ref))
+    trainjob.set_annotation(RESOURCES, dump([r.to_python() for r in removed]))

@@ -1,0 +1,304 @@
+"""Pydantic models of exactly the Kubeflow Trainer API this function reads.
+
+The runtimePatches tree follows the TrainJob CRD (``../shared/kubeflow-trainer/crds``) field for
+field and forbids anything else, with one addition: ``ContainerPatch.resources``. The runtime
+models read only what resolution and validation need and let every other field through.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from . import fieldpath
+from .violations import Violation
+
+TRAINER_GROUP = "trainer.kubeflow.org"
+TRAINJOB_KIND = "TrainJob"
+CLUSTER_RUNTIME_KIND = "ClusterTrainingRuntime"
+NAMESPACED_RUNTIME_KIND = "TrainingRuntime"
+RUNTIME_KINDS = (CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+
+
+class ObjectMetaPatch(_Strict):
+    annotations: dict[str, str] | None = None
+    labels: dict[str, str] | None = None
+    finalizers: list[str] | None = None
+    name: str | None = None
+    namespace: str | None = None
+
+
+class ResourceClaim(_Strict):
+    name: str
+    request: str | None = None
+
+
+class ResourceRequirementsPatch(_Strict):
+    """Kubernetes ResourceRequirements; a ``null`` quantity deletes that key when merged."""
+
+    limits: dict[str, Any] | None = None
+    requests: dict[str, Any] | None = None
+    claims: list[ResourceClaim] | None = None
+
+
+class ContainerPatch(_Strict):
+    name: str
+    env: list[Any] | None = None
+    volume_mounts: list[Any] | None = Field(default=None, alias="volumeMounts")
+    security_context: dict[str, Any] | None = Field(default=None, alias="securityContext")
+    resources: ResourceRequirementsPatch | None = None
+
+
+class PodSpecPatch(_Strict):
+    affinity: dict[str, Any] | None = None
+    containers: list[ContainerPatch] | None = None
+    image_pull_secrets: list[Any] | None = Field(default=None, alias="imagePullSecrets")
+    init_containers: list[ContainerPatch] | None = Field(default=None, alias="initContainers")
+    node_selector: dict[str, str] | None = Field(default=None, alias="nodeSelector")
+    scheduling_gates: list[Any] | None = Field(default=None, alias="schedulingGates")
+    security_context: dict[str, Any] | None = Field(default=None, alias="securityContext")
+    service_account_name: str | None = Field(default=None, alias="serviceAccountName")
+    termination_grace_period_seconds: int | None = Field(default=None, alias="terminationGracePeriodSeconds")
+    tolerations: list[Any] | None = None
+    volumes: list[Any] | None = None
+
+
+class PodTemplatePatch(_Strict):
+    metadata: ObjectMetaPatch | None = None
+    spec: PodSpecPatch | None = None
+
+
+class JobSpecPatch(_Strict):
+    template: PodTemplatePatch | None = None
+
+
+class JobTemplatePatch(_Strict):
+    metadata: ObjectMetaPatch | None = None
+    spec: JobSpecPatch | None = None
+
+
+class ReplicatedJobPatch(_Strict):
+    name: str
+    template: JobTemplatePatch | None = None
+
+
+class JobSetSpecPatch(_Strict):
+    replicated_jobs: list[ReplicatedJobPatch] | None = Field(default=None, alias="replicatedJobs")
+
+
+class JobSetTemplatePatch(_Strict):
+    metadata: ObjectMetaPatch | None = None
+    spec: JobSetSpecPatch | None = None
+
+
+class TrainingRuntimeSpecPatch(_Strict):
+    template: JobSetTemplatePatch | None = None
+
+
+class RuntimePatch(_Strict):
+    manager: str
+    time: str | None = None
+    training_runtime_spec: TrainingRuntimeSpecPatch | None = Field(default=None, alias="trainingRuntimeSpec")
+
+
+class RuntimeRef(_Strict):
+    name: str
+    api_group: str | None = Field(default=None, alias="apiGroup")
+    kind: str | None = None
+
+
+class Trainer(_Open):
+    num_nodes: int | None = Field(default=None, alias="numNodes")
+    resources_per_node: ResourceRequirementsPatch | None = Field(default=None, alias="resourcesPerNode")
+
+
+class TrainJobSpec(_Strict):
+    runtime_ref: RuntimeRef = Field(alias="runtimeRef")
+    trainer: Trainer | None = None
+    runtime_patches: list[RuntimePatch] | None = Field(default=None, alias="runtimePatches")
+    active_deadline_seconds: Any = Field(default=None, alias="activeDeadlineSeconds")
+    initializer: Any = None
+    managed_by: Any = Field(default=None, alias="managedBy")
+    suspend: Any = None
+
+
+class ObjectMeta(_Open):
+    name: str = ""
+    namespace: str = ""
+
+
+class TrainJob(_Open):
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: TrainJobSpec
+
+
+# Runtimes: read-only views, open to every field the function does not interpret.
+
+
+class RuntimeContainer(_Open):
+    name: str
+    resources: dict[str, Any] | None = None
+    restart_policy: str | None = Field(default=None, alias="restartPolicy")
+
+
+class RuntimePodSpec(_Open):
+    containers: list[RuntimeContainer] = Field(default_factory=list)
+    init_containers: list[RuntimeContainer] = Field(default_factory=list, alias="initContainers")
+
+
+class RuntimePodTemplate(_Open):
+    spec: RuntimePodSpec = Field(default_factory=RuntimePodSpec)
+
+
+class RuntimeJobSpec(_Open):
+    parallelism: int | None = None
+    template: RuntimePodTemplate = Field(default_factory=RuntimePodTemplate)
+
+
+class RuntimeJobMeta(_Open):
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class RuntimeJobTemplate(_Open):
+    metadata: RuntimeJobMeta = Field(default_factory=RuntimeJobMeta)
+    spec: RuntimeJobSpec = Field(default_factory=RuntimeJobSpec)
+
+
+class RuntimeReplicatedJob(_Open):
+    name: str
+    replicas: int | None = None
+    template: RuntimeJobTemplate = Field(default_factory=RuntimeJobTemplate)
+
+
+class RuntimeJobSetSpec(_Open):
+    replicated_jobs: list[RuntimeReplicatedJob] = Field(default_factory=list, alias="replicatedJobs")
+
+
+class RuntimeJobSetTemplate(_Open):
+    spec: RuntimeJobSetSpec = Field(default_factory=RuntimeJobSetSpec)
+
+
+class MPIPolicy(_Open):
+    run_launcher_as_node: bool | None = Field(default=None, alias="runLauncherAsNode")
+
+
+class MLPolicy(_Open):
+    num_nodes: int | None = Field(default=None, alias="numNodes")
+    mpi: MPIPolicy | None = None
+
+
+class RuntimeSpec(_Open):
+    ml_policy: MLPolicy | None = Field(default=None, alias="mlPolicy")
+    template: RuntimeJobSetTemplate = Field(default_factory=RuntimeJobSetTemplate)
+
+
+class Runtime(_Open):
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: RuntimeSpec
+
+
+# Turning pydantic's errors into violations with field paths and helpful names.
+
+_MISSPELLINGS = {
+    "trainingRuntimeRef": "runtimeRef",
+    "trainingRuntime": "runtimeRef",
+    "runtime": "runtimeRef",
+    "runtimePatch": "runtimePatches",
+    "resource": "resources",
+    "limit": "limits",
+    "request": "requests",
+}
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        path = fieldpath.index(path, part) if isinstance(part, int) else fieldpath.child(path, part)
+    return path
+
+
+def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The model class that holds the field at ``loc`` (for naming the fields it accepts)."""
+    current: type[BaseModel] = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = next((f for n, f in current.model_fields.items() if (f.alias or n) == part), None)
+        if field is None:
+            return None
+        nested = _nested_model(field.annotation)
+        if nested is None:
+            return None
+        current = nested
+    return current
+
+
+def _nested_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _nested_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _accepted(model: type[BaseModel]) -> list[str]:
+    return [f.alias or n for n, f in model.model_fields.items()]
+
+
+def _unknown_field_message(root: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    name = str(loc[-1])
+    holder = _model_at(root, loc[:-1])
+    if holder is None:
+        return f"unknown field {name!r}"
+    accepted = _accepted(holder)
+    suggestion = _MISSPELLINGS.get(name)
+    if suggestion not in accepted:
+        close = difflib.get_close_matches(name, accepted, n=1)
+        suggestion = close[0] if close else None
+    hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+    return f"unknown field {name!r}: {holder.__name__} accepts {', '.join(accepted)}{hint}"
+
+
+def violations_from(
+    error: ValidationError, root: type[BaseModel], prefix: tuple[int | str, ...] = ()
+) -> list[Violation]:
+    out: list[Violation] = []
+    for detail in error.errors(include_url=False):
+        loc = prefix + tuple(detail["loc"])
+        if detail["type"] == "extra_forbidden":
+            message = _unknown_field_message(root, tuple(detail["loc"]))
+        elif detail["type"] == "missing":
+            message = "required field is missing"
+        else:
+            message = detail["msg"][0].lower() + detail["msg"][1:]
+        current = detail.get("input") if detail["type"] != "missing" else None
+        if isinstance(current, dict | list):
+            current = None
+        out.append(Violation(_path(loc), message, current_value=current))
+    return out
+
+
+def parse_trainjob(value: Any) -> tuple[TrainJob | None, list[Violation]]:
+    try:
+        return TrainJob.model_validate(value), []
+    except ValidationError as err:
+        return None, violations_from(err, TrainJob)
+
+
+def parse_runtime(value: Any) -> tuple[Runtime | None, list[Violation]]:
+    try:
+        return Runtime.model_validate(value), []
+    except ValidationError as err:
+        return None, violations_from(err, Runtime)

@@ -1,0 +1,243 @@
+"""The pipeline: index the bundle, then for each TrainJob resolve, validate and materialize.
+
+Pure: it takes a ResourceList and returns it with items rewritten and results added. A TrainJob
+with an error is returned exactly as written, and so is the derived runtime it still uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from yaml.nodes import MappingNode
+
+from . import yamlnodes as yn
+from .bundle import Bundle, Identity, RuntimeEntry, index, resolve
+from .config import ConfigError, FunctionConfig, parse_config
+from .effective import ContainerKey, Effective, effective_resources
+from .krm import Item, ResourceList, Result
+from .materialize import Derived, derive_runtime, point_at, strip_resources, with_internal_annotations
+from .merge import compose_patches, merge_requirements
+from .models import CLUSTER_RUNTIME_KIND, TrainJob, parse_trainjob
+from .provenance import DERIVED_FROM, ProvenanceError, dump, restore
+from .sites import ContainerSite, container_sites, job_sites
+from .validate import (
+    validate_container_site,
+    validate_effective,
+    validate_job_site,
+    validate_managers,
+)
+from .violations import Violation
+
+
+@dataclass
+class Outcome:
+    """What processing one TrainJob produced."""
+
+    violations: list[Violation] = field(default_factory=list)
+    node: MappingNode | None = None  # the rewritten TrainJob, when it changed
+    derived: Derived | None = None
+    changes: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return any(v.severity == "error" for v in self.violations)
+
+
+def process(resource_list: ResourceList) -> ResourceList:
+    config_item = resource_list.function_config
+    try:
+        config = parse_config(config_item.value() if config_item is not None else None)
+    except ConfigError as err:
+        for v in err.violations:
+            ref = config_item.ref if config_item is not None else None
+            file = config_item.file if config_item is not None else None
+            resource_list.results.append(
+                Result(f"functionConfig: {v.message}", "error", ref, v.path, v.current_value, None, file)
+            )
+        return resource_list
+    bundle = index(resource_list.items)
+    for entry in bundle.runtimes.values():
+        for v in entry.violations:
+            resource_list.results.append(
+                entry.item.result(f"runtime cannot be read: {v.message}", "error", v.path, v.current_value)
+            )
+    derived_out: dict[Identity, Derived] = {}
+    still_used: set[Identity] = set()
+    for item in bundle.trainjobs:
+        outcome = process_trainjob(item, bundle, config)
+        for v in outcome.violations:
+            resource_list.results.append(
+                item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value)
+            )
+        if outcome.failed or outcome.node is None:
+            still_used.add(_current_ref(item))
+            continue
+        item.node = outcome.node
+        item.touched()
+        if outcome.derived is not None:
+            derived = outcome.derived
+            clash = bundle.names.get(derived.identity)
+            if clash is not None and clash.annotation(DERIVED_FROM) is None:
+                resource_list.results.append(
+                    item.result(
+                        f"the derived runtime would be {derived.kind} {derived.name!r}, but an unrelated object "
+                        "of that name is in the bundle: rename it (it is left unchanged)",
+                        "error",
+                        "spec.runtimeRef",
+                    )
+                )
+                continue
+            derived_out.setdefault(derived.identity, derived)
+            still_used.add(derived.identity)
+        resource_list.results.append(item.result("; ".join(outcome.changes), "info"))
+    resource_list.items = _with_derived(resource_list.items, bundle, derived_out, still_used)
+    return resource_list
+
+
+def _current_ref(item: Item) -> Identity:
+    ref = yn.get_path(item.node, "spec", "runtimeRef")
+    kind = yn.scalar(yn.get(ref, "kind")) or CLUSTER_RUNTIME_KIND
+    name = yn.scalar(yn.get(ref, "name")) or ""
+    return (kind, "" if kind == CLUSTER_RUNTIME_KIND else item.namespace, name)
+
+
+def _with_derived(
+    items: list[Item], bundle: Bundle, derived_out: dict[Identity, Derived], still_used: set[Identity]
+) -> list[Item]:
+    """Replace regenerated derived runtimes in place, drop orphans, append new ones."""
+    out: list[Item] = []
+    placed: set[Identity] = set()
+    for item in items:
+        identity = (item.kind, item.namespace, item.name)
+        if identity in bundle.derived and bundle.derived[identity] is item:
+            fresh = derived_out.get(identity)
+            if fresh is not None:
+                with_internal_annotations(fresh.node, item)
+                out.append(Item(fresh.node))
+                placed.add(identity)
+            elif identity in still_used:
+                out.append(item)
+            continue
+        out.append(item)
+    out.extend(Item(d.node) for identity, d in derived_out.items() if identity not in placed)
+    return out
+
+
+def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig) -> Outcome:
+    assert isinstance(item.node, MappingNode)
+    work = yn.deep_copy(item.node)
+    assert isinstance(work, MappingNode)
+    try:
+        restored = restore(work)
+    except ProvenanceError as err:
+        return Outcome([Violation("metadata.annotations", str(err))])
+    raw = yn.to_python(work) if restored else item.value()
+    trainjob, violations = parse_trainjob(raw)
+    if trainjob is None:
+        return Outcome(violations)
+    resolution = resolve(bundle, trainjob.spec.runtime_ref, item.namespace)
+    if resolution.entry is None:
+        assert resolution.violation is not None
+        return Outcome([resolution.violation])
+    entry = resolution.entry
+    if entry.model is None:
+        return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
+    sites = list(container_sites(trainjob, raw))
+    outcome = Outcome(_validate(trainjob, entry, sites, config))
+    if outcome.failed or config.mode == "native":
+        return outcome
+    if not any(s.resources is not None for s in sites):
+        if restored:
+            outcome.node = work
+            outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
+        return outcome
+    _materialize(item, work, trainjob, raw, entry, sites, config, outcome)
+    return outcome
+
+
+def _validate(
+    trainjob: TrainJob, entry: RuntimeEntry, sites: list[ContainerSite], config: FunctionConfig
+) -> list[Violation]:
+    display = entry.display
+    out = validate_managers([p.manager for p in trainjob.spec.runtime_patches or []])
+    for job_site in job_sites(trainjob):
+        out += validate_job_site(job_site, entry.jobs, display)
+    for site in sites:
+        out += validate_container_site(site, entry.jobs, display, config.trainer_resources)
+    if any(v.severity == "error" for v in out):
+        return out
+    per_node = _resources_per_node(trainjob)
+    for effective in effective_resources(entry.jobs, sites, per_node).values():
+        out += validate_effective(effective)
+    return out
+
+
+def _resources_per_node(trainjob: TrainJob) -> dict[str, Any] | None:
+    trainer = trainjob.spec.trainer
+    if trainer is None or trainer.resources_per_node is None:
+        return None
+    return trainer.resources_per_node.model_dump(by_alias=True, exclude_none=True, mode="python")
+
+
+def _materialize(
+    item: Item,
+    work: MappingNode,
+    trainjob: TrainJob,
+    raw: Any,
+    entry: RuntimeEntry,
+    sites: list[ContainerSite],
+    config: FunctionConfig,
+    outcome: Outcome,
+) -> None:
+    trainer_sites = [s for s in sites if s.resources is not None and _is_trainer(entry, s)]
+    other_sites = [s for s in sites if s not in trainer_sites]
+    effective: dict[ContainerKey, Effective] = effective_resources(entry.jobs, other_sites)
+    removed = strip_resources(work)
+    if trainer_sites:
+        _move_to_resources_per_node(work, trainjob, trainer_sites, outcome)
+        removed = [r for r in removed if not any(r.container == s.name and r.job == s.job for s in trainer_sites)]
+    if effective:
+        kind = config.derived_runtime_kind
+        derived = derive_runtime(entry.item, kind, item.namespace, effective)
+        work_item = Item(work)
+        point_at(work_item, derived, raw["spec"]["runtimeRef"], removed)
+        outcome.derived = derived
+        where = f"{derived.namespace}/" if derived.namespace else ""
+        outcome.changes.insert(0, f"runtime {entry.display} materialized as {kind} {where}{derived.name}")
+        outcome.changes += [_describe(key, e) for key, e in sorted(effective.items())]
+    outcome.node = work
+
+
+def _is_trainer(entry: RuntimeEntry, site: ContainerSite) -> bool:
+    job = entry.jobs.get(site.job)
+    return job is not None and job.trainer_container(site.container_list, site.name)
+
+
+def _move_to_resources_per_node(
+    work: MappingNode, trainjob: TrainJob, trainer_sites: list[ContainerSite], outcome: Outcome
+) -> None:
+    patch: dict[str, Any] = {}
+    for site in trainer_sites:
+        patch = compose_patches(patch, site.resources)
+    existing = _resources_per_node(trainjob)
+    moved = merge_requirements(merge_requirements(None, patch), existing)
+    trainer = yn.ensure_map(yn.ensure_map(work, "spec"), "trainer")
+    yn.set_key(trainer, "resourcesPerNode", yn.from_python(moved))
+    outcome.changes.append(f"trainer container resources moved to spec.trainer.resourcesPerNode: {dump(moved)}")
+
+
+def _describe(key: ContainerKey, effective: Effective) -> str:
+    job, list_name, name = key
+    before = effective.container.resources
+    after = effective.requirements
+    changes = []
+    for section in ("limits", "requests"):
+        old = before.get(section) or {}
+        new = after.get(section) or {}
+        for resource in sorted(set(old) | set(new)):
+            if old.get(resource) != new.get(resource):
+                changes.append(f"{section}.{resource} {old.get(resource, '(none)')} -> {new.get(resource, '(none)')}")
+    if (before.get("claims") or []) != (after.get("claims") or []):
+        changes.append("claims changed")
+    return f"{job}/{list_name}/{name}: {', '.join(changes) or 'unchanged'}"

@@ -57,6 +57,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .process import process
 
         return as_main(process)
+    if args[0] in SUBCOMMANDS:
+        import importlib
+
+        module = importlib.import_module(SUBCOMMANDS[args[0]], __package__)
+        run: Callable[[list[str]], int] = module.main
+        return run(args[1:])
     if args[0] in ("-h", "--help"):
         sys.stdout.write(USAGE)
         return 0
@@ -69,8 +75,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 2
 
 
+# Each subcommand lives in its own module, imported only when asked for (start-up time).
+SUBCOMMANDS = {"render": ".render_cli", "explain": ".explain_cli"}
+
 USAGE = """\
 usage: trainjob-resources                 KRM function: ResourceList on stdin, ResourceList on stdout
+       trainjob-resources render [PATH ...] [--config FILE]
+       trainjob-resources explain [PATH ...] [--format table|json|markdown] [--config FILE]
        trainjob-resources --version
 
 Lets TrainJob runtimePatches carry container `resources` and materializes them into derived

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
 
 from .violations import Violation
 
@@ -13,13 +14,11 @@ CONFIG_KIND = "TrainJobResources"
 
 
 class FunctionConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True)
 
     mode: Literal["materialize", "native"] = "materialize"
-    derived_runtime_kind: Literal["TrainingRuntime", "ClusterTrainingRuntime"] = Field(
-        default="TrainingRuntime", alias="derivedRuntimeKind"
-    )
-    trainer_resources: Literal["error", "moveToResourcesPerNode"] = Field(default="error", alias="trainerResources")
+    derived_runtime_kind: Literal["TrainingRuntime", "ClusterTrainingRuntime"] = "TrainingRuntime"
+    trainer_resources: Literal["error", "moveToResourcesPerNode"] = "error"
 
 
 class ConfigError(ValueError):
@@ -59,7 +58,7 @@ def parse_config(value: Any) -> FunctionConfig:
         for detail in err.errors(include_url=False):
             loc = ".".join(str(p) for p in detail["loc"])
             if detail["type"] == "extra_forbidden":
-                accepted = ", ".join(f.alias or n for n, f in FunctionConfig.model_fields.items())
+                accepted = ", ".join(to_camel(n) for n in FunctionConfig.model_fields)
                 message = f"unknown option {loc!r}; accepted: {accepted}"
             else:
                 message = detail["msg"]

@@ -53,17 +53,34 @@ def clean_requirements(requirements: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def derive_runtime(base: Item, kind: str, namespace: str, effective: Mapping[ContainerKey, Effective]) -> Derived:
+def overrides_of(effective: Mapping[ContainerKey, Effective]) -> dict[str, Any]:
+    """The effective resources per ``job/list/container``: what a derived runtime changes."""
+    return {"/".join(key): clean_requirements(effective[key].requirements) for key in sorted(effective)}
+
+
+def base_ref(base: Item) -> str:
+    return "/".join(p for p in (base.kind, base.namespace, base.name) if p)
+
+
+def derived_name(base: Item, kind: str, overrides: Mapping[str, Any]) -> str:
+    """Base name + a hash of everything the derived runtime holds (base content included)."""
+    content = dump({"base": base_ref(base), "kind": kind, "spec": base.value().get("spec"), "overrides": overrides})
+    digest = hashlib.sha256(content.encode()).hexdigest()[:HASH_LENGTH]
+    return f"{base.name[: MAX_NAME - HASH_LENGTH - 1].rstrip('-.')}-{digest}"
+
+
+def derive_runtime(
+    base: Item, kind: str, namespace: str, effective: Mapping[ContainerKey, Effective], name: str
+) -> Derived:
     node = yn.deep_copy(base.node)
     assert isinstance(node, MappingNode)
     yn.set_key(node, "kind", yn.str_node(kind))
-    containers = yn.get_path(node, "spec", "template", "spec", "replicatedJobs")
-    overrides: dict[str, Any] = {}
+    jobs = yn.get_path(node, "spec", "template", "spec", "replicatedJobs")
+    assert isinstance(jobs, SequenceNode)
     for key in sorted(effective):
         info = effective[key].container
         requirements = clean_requirements(effective[key].requirements)
-        assert isinstance(containers, SequenceNode)
-        pod = containers.value[info.job_index]
+        pod = jobs.value[info.job_index]
         for step in POD_CHAIN:
             pod = yn.get(pod, step)
         entries = yn.get(pod, info.container_list)
@@ -74,17 +91,12 @@ def derive_runtime(base: Item, kind: str, namespace: str, effective: Mapping[Con
             yn.set_key(target, "resources", yn.from_python(requirements))
         else:
             yn.delete_key(target, "resources")
-        overrides["/".join(key)] = requirements
-    base_ref = "/".join(p for p in (base.kind, base.namespace, base.name) if p)
-    spec = yn.get(node, "spec")
-    spec_text = dump({"base": base_ref, "kind": kind, "spec": yn.to_python(spec) if spec is not None else None})
-    digest = hashlib.sha256(spec_text.encode()).hexdigest()[:HASH_LENGTH]
-    name = f"{base.name[: MAX_NAME - HASH_LENGTH - 1].rstrip('-.')}-{digest}"
-    _rebuild_metadata(node, base, name, namespace if kind != CLUSTER_RUNTIME_KIND else "")
+    scope = namespace if kind != CLUSTER_RUNTIME_KIND else ""
+    _rebuild_metadata(node, base, name, scope)
     annotations = yn.ensure_map(yn.ensure_map(node, "metadata"), "annotations")
-    yn.set_key(annotations, DERIVED_FROM, yn.str_node(base_ref))
-    yn.set_key(annotations, OVERRIDES, yn.str_node(dump(overrides)))
-    return Derived(kind, namespace if kind != CLUSTER_RUNTIME_KIND else "", name, node)
+    yn.set_key(annotations, DERIVED_FROM, yn.str_node(base_ref(base)))
+    yn.set_key(annotations, OVERRIDES, yn.str_node(dump(overrides_of(effective))))
+    return Derived(kind, scope, name, node)
 
 
 def _rebuild_metadata(node: MappingNode, base: Item, name: str, namespace: str) -> None:

@@ -9,17 +9,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from yaml.nodes import MappingNode
+from yaml.nodes import MappingNode, Node
 
 from . import yamlnodes as yn
 from .bundle import Bundle, Identity, RuntimeEntry, index, resolve
 from .config import ConfigError, FunctionConfig, parse_config
 from .effective import ContainerKey, Effective, effective_resources
 from .krm import Item, ResourceList, Result
-from .materialize import Derived, derive_runtime, point_at, strip_resources, with_internal_annotations
+from .materialize import (
+    Derived,
+    derive_runtime,
+    derived_name,
+    overrides_of,
+    point_at,
+    strip_resources,
+    with_internal_annotations,
+)
 from .merge import compose_patches, merge_requirements
 from .models import CLUSTER_RUNTIME_KIND, TrainJob, parse_trainjob
-from .provenance import DERIVED_FROM, ProvenanceError, dump, restore
+from .policy import evaluate
+from .provenance import DERIVED_FROM, ProvenanceError, dump, has_provenance, restore
 from .sites import ContainerSite, container_sites, job_sites
 from .validate import (
     validate_container_site,
@@ -65,7 +74,7 @@ def process(resource_list: ResourceList) -> ResourceList:
     derived_out: dict[Identity, Derived] = {}
     still_used: set[Identity] = set()
     for item in bundle.trainjobs:
-        outcome = process_trainjob(item, bundle, config)
+        outcome = process_trainjob(item, bundle, config, derived_out)
         for v in outcome.violations:
             resource_list.results.append(
                 item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value)
@@ -76,20 +85,8 @@ def process(resource_list: ResourceList) -> ResourceList:
         item.node = outcome.node
         item.touched()
         if outcome.derived is not None:
-            derived = outcome.derived
-            clash = bundle.names.get(derived.identity)
-            if clash is not None and clash.annotation(DERIVED_FROM) is None:
-                resource_list.results.append(
-                    item.result(
-                        f"the derived runtime would be {derived.kind} {derived.name!r}, but an unrelated object "
-                        "of that name is in the bundle: rename it (it is left unchanged)",
-                        "error",
-                        "spec.runtimeRef",
-                    )
-                )
-                continue
-            derived_out.setdefault(derived.identity, derived)
-            still_used.add(derived.identity)
+            derived_out.setdefault(outcome.derived.identity, outcome.derived)
+            still_used.add(outcome.derived.identity)
         resource_list.results.append(item.result("; ".join(outcome.changes), "info"))
     resource_list.items = _with_derived(resource_list.items, bundle, derived_out, still_used)
     return resource_list
@@ -124,15 +121,19 @@ def _with_derived(
     return out
 
 
-def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig) -> Outcome:
+def process_trainjob(
+    item: Item, bundle: Bundle, config: FunctionConfig, derived_cache: dict[Identity, Derived] | None = None
+) -> Outcome:
+    """Resolve, validate and (in materialize mode) rewrite one TrainJob; ``item`` itself is not changed."""
     assert isinstance(item.node, MappingNode)
-    work = yn.deep_copy(item.node)
-    assert isinstance(work, MappingNode)
-    try:
-        restored = restore(work)
-    except ProvenanceError as err:
-        return Outcome([Violation("metadata.annotations", str(err))])
-    raw = yn.to_python(work) if restored else item.value()
+    work: MappingNode | None = None
+    if has_provenance(item.node):
+        work = _copy(item.node)
+        try:
+            restore(work)
+        except ProvenanceError as err:
+            return Outcome([Violation("metadata.annotations", str(err))])
+    raw = yn.to_python(work) if work is not None else item.value()
     trainjob, violations = parse_trainjob(raw)
     if trainjob is None:
         return Outcome(violations)
@@ -145,14 +146,16 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig) -> Outc
         return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
     sites = list(container_sites(trainjob, raw))
     outcome = Outcome(_validate(trainjob, entry, sites, config))
+    if not outcome.failed:
+        outcome.violations += evaluate(trainjob, item.namespace, entry, sites, bundle, config)
     if outcome.failed or config.mode == "native":
         return outcome
     if not any(s.resources is not None for s in sites):
-        if restored:
+        if work is not None:
             outcome.node = work
             outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
         return outcome
-    _materialize(item, work, trainjob, raw, entry, sites, config, outcome)
+    _materialize(item, work, trainjob, raw, entry, sites, config, outcome, bundle, derived_cache or {})
     return outcome
 
 
@@ -182,31 +185,54 @@ def _resources_per_node(trainjob: TrainJob) -> dict[str, Any] | None:
 
 def _materialize(
     item: Item,
-    work: MappingNode,
+    work: MappingNode | None,
     trainjob: TrainJob,
     raw: Any,
     entry: RuntimeEntry,
     sites: list[ContainerSite],
     config: FunctionConfig,
     outcome: Outcome,
+    bundle: Bundle,
+    derived_cache: dict[Identity, Derived],
 ) -> None:
     trainer_sites = [s for s in sites if s.resources is not None and _is_trainer(entry, s)]
     other_sites = [s for s in sites if s not in trainer_sites]
     effective: dict[ContainerKey, Effective] = effective_resources(entry.jobs, other_sites)
+    derived: Derived | None = None
+    if effective:
+        kind = config.derived_runtime_kind
+        name = derived_name(entry.item, kind, overrides_of(effective))
+        identity = (kind, "" if kind == CLUSTER_RUNTIME_KIND else item.namespace, name)
+        clash = bundle.names.get(identity)
+        if clash is not None and clash.annotation(DERIVED_FROM) is None:
+            outcome.violations.append(
+                Violation(
+                    "spec.runtimeRef",
+                    f"the derived runtime would be {kind} {name!r}, but an unrelated object of that name is in "
+                    "the bundle: rename that object (nothing was changed)",
+                )
+            )
+            return
+        derived = derived_cache.get(identity) or derive_runtime(entry.item, kind, item.namespace, effective, name)
+    if work is None:
+        work = _copy(item.node)
     removed = strip_resources(work)
     if trainer_sites:
         _move_to_resources_per_node(work, trainjob, trainer_sites, outcome)
         removed = [r for r in removed if not any(r.container == s.name and r.job == s.job for s in trainer_sites)]
-    if effective:
-        kind = config.derived_runtime_kind
-        derived = derive_runtime(entry.item, kind, item.namespace, effective)
-        work_item = Item(work)
-        point_at(work_item, derived, raw["spec"]["runtimeRef"], removed)
+    if derived is not None:
+        point_at(Item(work), derived, raw["spec"]["runtimeRef"], removed)
         outcome.derived = derived
         where = f"{derived.namespace}/" if derived.namespace else ""
-        outcome.changes.insert(0, f"runtime {entry.display} materialized as {kind} {where}{derived.name}")
+        outcome.changes.insert(0, f"runtime {entry.display} materialized as {derived.kind} {where}{derived.name}")
         outcome.changes += [_describe(key, e) for key, e in sorted(effective.items())]
     outcome.node = work
+
+
+def _copy(node: Node) -> MappingNode:
+    copied = yn.deep_copy(node)
+    assert isinstance(copied, MappingNode)
+    return copied
 
 
 def _is_trainer(entry: RuntimeEntry, site: ContainerSite) -> bool:

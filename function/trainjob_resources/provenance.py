@@ -92,6 +92,11 @@ def _ensure_seq(node: MappingNode, key: str) -> SequenceNode:
     return fresh
 
 
+def has_provenance(trainjob: Node) -> bool:
+    annotations = yn.get_path(trainjob, "metadata", "annotations")
+    return yn.get(annotations, RUNTIME_REF) is not None or yn.get(annotations, RESOURCES) is not None
+
+
 def restore(trainjob: MappingNode) -> bool:
     """Undo a previous render on ``trainjob`` in place. True when there was one to undo."""
     annotations = yn.get_path(trainjob, "metadata", "annotations")

@@ -115,7 +115,7 @@ def compose(text: str) -> Node | None:
         raise YamlInputError(f"invalid YAML: {problem}") from None
     except yaml.YAMLError as err:
         raise YamlInputError(f"invalid YAML: {err}") from None
-    if node is not None:
+    if node is not None and "&" in text:
         _check_expansion(node)
     return node
 
@@ -164,6 +164,11 @@ def check_duplicate_keys(root: Node) -> None:
         seen.add(id(node))
         if isinstance(node, MappingNode):
             keys: set[tuple[str, str]] = set()
+            if len({k.value for k, _ in node.value if isinstance(k, ScalarNode)}) == len(node.value):
+                stack.extend(
+                    (v, _join(path, k.value)) for k, v in node.value if isinstance(v, MappingNode | SequenceNode)
+                )
+                continue
             for key, value in node.value:
                 if isinstance(key, ScalarNode):
                     if key.tag == _MERGE_TAG:
@@ -186,7 +191,55 @@ def _join(path: str, key: str) -> str:
 def to_python(node: Node) -> Any:
     """The plain Python value of a node (merge keys applied, timestamps as strings)."""
     constructor = _Constructor()
-    return constructor.construct_document(node)
+    try:
+        return _fast_value(node, constructor, {})
+    except _NeedsFullConstructor:
+        return constructor.construct_document(node)
+
+
+class _NeedsFullConstructor(Exception):
+    """A node the fast path does not handle (merge keys, unusual tags)."""
+
+
+_SCALAR_TAGS = {
+    "tag:yaml.org,2002:int": "construct_yaml_int",
+    "tag:yaml.org,2002:float": "construct_yaml_float",
+    "tag:yaml.org,2002:bool": "construct_yaml_bool",
+    _TIMESTAMP_TAG: "construct_yaml_str",
+}
+
+
+def _fast_value(node: Node, constructor: _Constructor, memo: dict[int, Any]) -> Any:
+    # SafeConstructor is generic and slow; Kubernetes objects use a handful of tags, built here
+    # directly, and anything else goes to SafeConstructor so the result is the same.
+    if isinstance(node, ScalarNode):
+        if node.tag == STR_TAG:
+            return node.value
+        if node.tag == NULL_TAG:
+            return None
+        method = _SCALAR_TAGS.get(node.tag)
+        if method is None:
+            raise _NeedsFullConstructor
+        return getattr(constructor, method)(node)
+    known = memo.get(id(node))
+    if known is not None:
+        return known
+    if isinstance(node, MappingNode):
+        if node.tag != MAP_TAG:
+            raise _NeedsFullConstructor
+        mapping: dict[Any, Any] = {}
+        memo[id(node)] = mapping
+        for key, value in node.value:
+            if not isinstance(key, ScalarNode) or key.tag == _MERGE_TAG:
+                raise _NeedsFullConstructor
+            mapping[_fast_value(key, constructor, memo)] = _fast_value(value, constructor, memo)
+        return mapping
+    if node.tag != SEQ_TAG:
+        raise _NeedsFullConstructor
+    sequence: list[Any] = []
+    memo[id(node)] = sequence
+    sequence.extend(_fast_value(v, constructor, memo) for v in node.value)
+    return sequence
 
 
 _representer = yaml.representer.SafeRepresenter(default_flow_style=False, sort_keys=False)

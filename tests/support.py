@@ -1,0 +1,92 @@
+"""Helpers shared by tests: build a ResourceList from plain objects and run the function on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.goldens import run_function
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "kubeflow-trainer"
+
+
+@dataclass
+class Rendered:
+    code: int
+    items: list[dict[str, Any]]
+    results: list[dict[str, Any]]
+    raw: bytes
+
+    def of_kind(self, kind: str) -> list[dict[str, Any]]:
+        return [i for i in self.items if i.get("kind") == kind]
+
+    def named(self, kind: str, name: str) -> dict[str, Any]:
+        return next(i for i in self.of_kind(kind) if i["metadata"]["name"] == name)
+
+    def errors(self) -> list[dict[str, Any]]:
+        return [r for r in self.results if r["severity"] == "error"]
+
+
+def resource_list(items: list[Any], config: dict[str, Any] | None = None) -> bytes:
+    body: dict[str, Any] = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items}
+    if config is not None:
+        body["functionConfig"] = config
+    return yaml.safe_dump(body, sort_keys=False).encode()
+
+
+def render(items: list[Any], config: dict[str, Any] | None = None) -> Rendered:
+    code, out, _ = run_function(resource_list(items, config))
+    parsed = yaml.safe_load(out)
+    return Rendered(code, parsed.get("items") or [], parsed.get("results") or [], out)
+
+
+def load_shared(relative: str) -> dict[str, Any]:
+    doc: dict[str, Any] = yaml.safe_load((SHARED / relative).read_text())
+    return doc
+
+
+def container_patch(
+    job: str, list_name: str, container: dict[str, Any], manager: str = "user.example.com/me"
+) -> dict[str, Any]:
+    """One runtimePatches entry that patches a single container."""
+    pod_spec = {list_name: [container]}
+    return {
+        "manager": manager,
+        "trainingRuntimeSpec": {
+            "template": {
+                "spec": {"replicatedJobs": [{"name": job, "template": {"spec": {"template": {"spec": pod_spec}}}}]}
+            }
+        },
+    }
+
+
+def trainjob(
+    name: str, runtime: str, patches: list[dict[str, Any]], namespace: str | None = None, kind: str | None = None
+) -> dict[str, Any]:
+    ref: dict[str, Any] = {"name": runtime}
+    if kind:
+        ref["kind"] = kind
+    metadata: dict[str, Any] = {"name": name}
+    if namespace:
+        metadata["namespace"] = namespace
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": metadata,
+        "spec": {"runtimeRef": ref, "runtimePatches": patches},
+    }
+
+
+def pod_spec_of(runtime: dict[str, Any], job: str) -> dict[str, Any]:
+    for rjob in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        if rjob["name"] == job:
+            spec: dict[str, Any] = rjob["template"]["spec"]["template"]["spec"]
+            return spec
+    raise KeyError(job)
+
+
+def container_of(runtime: dict[str, Any], job: str, list_name: str, name: str) -> dict[str, Any]:
+    return next(c for c in pod_spec_of(runtime, job).get(list_name, []) if c["name"] == name)

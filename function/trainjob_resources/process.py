@@ -145,7 +145,8 @@ def process_trainjob(
     if entry.model is None:
         return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
     sites = list(container_sites(trainjob, raw))
-    outcome = Outcome(_validate(trainjob, entry, sites, config))
+    found, effective = _validate(trainjob, entry, sites, config)
+    outcome = Outcome(found)
     if not outcome.failed:
         outcome.violations += evaluate(trainjob, item.namespace, entry, sites, bundle, config)
     if outcome.failed or config.mode == "native":
@@ -155,13 +156,14 @@ def process_trainjob(
             outcome.node = work
             outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
         return outcome
-    _materialize(item, work, trainjob, raw, entry, sites, config, outcome, bundle, derived_cache or {})
+    _materialize(item, work, trainjob, raw, entry, sites, effective, config, outcome, bundle, derived_cache or {})
     return outcome
 
 
 def _validate(
     trainjob: TrainJob, entry: RuntimeEntry, sites: list[ContainerSite], config: FunctionConfig
-) -> list[Violation]:
+) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
+    """Violations, and the effective resources of every container a patch or resourcesPerNode sizes."""
     display = entry.display
     out = validate_managers([p.manager for p in trainjob.spec.runtime_patches or []])
     for job_site in job_sites(trainjob):
@@ -169,11 +171,11 @@ def _validate(
     for site in sites:
         out += validate_container_site(site, entry.jobs, display, config.trainer_resources)
     if any(v.severity == "error" for v in out):
-        return out
-    per_node = _resources_per_node(trainjob)
-    for effective in effective_resources(entry.jobs, sites, per_node).values():
-        out += validate_effective(effective)
-    return out
+        return out, {}
+    effective = effective_resources(entry.jobs, sites, _resources_per_node(trainjob))
+    for one in effective.values():
+        out += validate_effective(one)
+    return out, effective
 
 
 def _resources_per_node(trainjob: TrainJob) -> dict[str, Any] | None:
@@ -190,14 +192,15 @@ def _materialize(
     raw: Any,
     entry: RuntimeEntry,
     sites: list[ContainerSite],
+    all_effective: dict[ContainerKey, Effective],
     config: FunctionConfig,
     outcome: Outcome,
     bundle: Bundle,
     derived_cache: dict[Identity, Derived],
 ) -> None:
+    """Rewrite the TrainJob (in place when nothing was restored: it is valid, so it changes anyway)."""
     trainer_sites = [s for s in sites if s.resources is not None and _is_trainer(entry, s)]
-    other_sites = [s for s in sites if s not in trainer_sites]
-    effective: dict[ContainerKey, Effective] = effective_resources(entry.jobs, other_sites)
+    effective = {key: e for key, e in all_effective.items() if not _is_trainer_key(entry, key)}
     derived: Derived | None = None
     if effective:
         kind = config.derived_runtime_kind
@@ -215,7 +218,8 @@ def _materialize(
             return
         derived = derived_cache.get(identity) or derive_runtime(entry.item, kind, item.namespace, effective, name)
     if work is None:
-        work = _copy(item.node)
+        assert isinstance(item.node, MappingNode)
+        work = item.node
     removed = strip_resources(work)
     if trainer_sites:
         _move_to_resources_per_node(work, trainjob, trainer_sites, outcome)
@@ -236,8 +240,12 @@ def _copy(node: Node) -> MappingNode:
 
 
 def _is_trainer(entry: RuntimeEntry, site: ContainerSite) -> bool:
-    job = entry.jobs.get(site.job)
-    return job is not None and job.trainer_container(site.container_list, site.name)
+    return _is_trainer_key(entry, site.key)
+
+
+def _is_trainer_key(entry: RuntimeEntry, key: ContainerKey) -> bool:
+    job = entry.jobs.get(key[0])
+    return job is not None and job.trainer_container(key[1], key[2])
 
 
 def _move_to_resources_per_node(

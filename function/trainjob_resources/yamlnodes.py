@@ -54,16 +54,20 @@ class _Constructor(yaml.constructor.SafeConstructor):
 _Constructor.add_constructor(_TIMESTAMP_TAG, _Constructor.construct_yaml_str)  # type: ignore[type-var]
 
 
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
 def _flow_depth_bound(text: str) -> int:
-    brackets = re.sub(r"[^\[\]{}]", "", text) if ("[" in text or "{" in text) else ""
-    depth = deepest = 0
-    for char in brackets:
-        if char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        else:
-            depth -= 1
-    return deepest
+    """Deepest bracket nesting, counting brackets inside strings too (so an upper bound)."""
+    brackets = text.encode().translate(None, _NOT_BRACKETS).replace(b"{", b"[").replace(b"}", b"]")
+    depth = 0
+    while brackets and depth <= MAX_DEPTH:
+        innermost_removed = brackets.replace(b"[]", b"")
+        if len(innermost_removed) == len(brackets):
+            return MAX_DEPTH + 1  # unbalanced (brackets in strings): no bound from this
+        brackets = innermost_removed
+        depth += 1
+    return depth
 
 
 def _block_depth_bound(text: str) -> int:

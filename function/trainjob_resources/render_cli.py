@@ -67,8 +67,10 @@ class RenderError(Exception):
 class Inputs:
     items: list[Item] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    created_annotations: set[int] = field(default_factory=set)
-    created_metadata: set[int] = field(default_factory=set)
+    # Objects that had no annotations (or no metadata) before the path annotations were added,
+    # held by id; holding the nodes keeps their ids from being reused by nodes made later.
+    created_annotations: dict[int, Node] = field(default_factory=dict)
+    created_metadata: dict[int, Node] = field(default_factory=dict)
 
 
 def main(args: list[str]) -> int:
@@ -138,7 +140,8 @@ def _render(options: argparse.Namespace) -> int:
     if options.verbose:
         for line in (r.display() for r in result.results if r.severity == "info"):
             sys.stderr.write(line + "\n")
-    sys.stdout.write(_write(result, inputs))
+    sys.stdout.buffer.write(_write(result, inputs).encode())
+    sys.stdout.flush()
     return 0
 
 
@@ -156,6 +159,13 @@ def _fail(errors: list[str], options: argparse.Namespace, environ: Mapping[str, 
 
 
 def _read_path(raw: str, inputs: Inputs, skip: set[Path]) -> None:
+    try:
+        _read_path_or_fail(raw, inputs, skip)
+    except OSError as err:
+        raise RenderError(f"{err.filename or raw}: cannot read: {err.strerror or err}") from None
+
+
+def _read_path_or_fail(raw: str, inputs: Inputs, skip: set[Path]) -> None:
     if raw == "-":
         _read_text(_decode(sys.stdin.buffer.read(), STDIN_LABEL), STDIN_LABEL, inputs)
         return
@@ -184,11 +194,7 @@ def _read_dir(directory: Path, inputs: Inputs, skip: set[Path]) -> None:
 
 
 def _read_file(path: Path, inputs: Inputs) -> None:
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise RenderError(f"{path}: cannot read: {err.strerror or err}") from None
-    _read_text(_decode(data, str(path)), str(path), inputs)
+    _read_text(_decode(path.read_bytes(), str(path)), str(path), inputs)
 
 
 def _decode(data: bytes, label: str) -> str:
@@ -276,9 +282,9 @@ def _read_text(text: str, label: str, inputs: Inputs) -> None:
             assert isinstance(obj, MappingNode)
             metadata = yn.get(obj, "metadata")
             if not isinstance(metadata, MappingNode):
-                inputs.created_metadata.add(id(obj))
+                inputs.created_metadata[id(obj)] = obj
             if not isinstance(yn.get(metadata, "annotations"), MappingNode):
-                inputs.created_annotations.add(id(obj))
+                inputs.created_annotations[id(obj)] = obj
             item = Item(obj)
             item.set_annotation(PATH_KEY, label)
             item.set_annotation(INDEX_KEY, str(index - 1))
@@ -326,7 +332,7 @@ def _problem(node: Node, first_line: int) -> str | None:
 
 
 def _block_style(node: Node) -> None:
-    from yaml.nodes import MappingNode, SequenceNode
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
     stack: list[Node] = [node]
     while stack:
@@ -337,7 +343,7 @@ def _block_style(node: Node) -> None:
         elif isinstance(current, SequenceNode):
             current.flow_style = False
             stack.extend(current.value)
-        else:
+        elif isinstance(current, ScalarNode):
             current.style = None
 
 
@@ -350,7 +356,11 @@ def _default_namespace(items: Sequence[Item], namespace: str) -> None:
     for item in items:
         if item.group == TRAINER_GROUP and item.kind in DEFAULTED_KINDS and not item.namespace:
             assert isinstance(item.node, MappingNode)
-            yn.set_key(yn.ensure_map(item.node, "metadata"), "namespace", yn.str_node(namespace))
+            metadata = yn.ensure_map(item.node, "metadata")
+            yn.delete_key(metadata, "namespace")
+            keys = [k.value for k, _ in metadata.value]
+            at = keys.index("name") + 1 if "name" in keys else 0
+            metadata.value.insert(at, (yn.str_node("namespace"), yn.str_node(namespace)))
             item.touched()
 
 

@@ -1,0 +1,284 @@
+"""The integration examples in kustomization-examples/: how CI builds each one with the real tool,
+and the one command that regenerates their goldens:
+
+    .venv/bin/python -m tests.examples     # rewrites kustomization-examples/*/expected.yaml
+
+kubectl's built-in kustomize cannot run exec KRM functions: it has no ``--enable-exec`` and skips
+them without a word. So the exec examples are built the way kustomize builds the container
+example: their ``exec`` stanza becomes ``container: image:`` and a stand-in for the docker CLI
+runs the function of this checkout as user nobody, after checking the arguments kustomize passes
+(no network, no mounts, ``--user nobody``). The function still gets exactly the ResourceList
+kustomize makes, and kustomize still post-processes its output. Where a standalone ``kustomize``
+is on PATH the tests also build the exec examples for real, with ``--enable-exec``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "kustomization-examples"
+IMAGE = "ghcr.io/trainjob-resources/trainjob-resources:0.1.0"
+VENV_BIN = Path(sys.executable).parent
+WRAPPER = "run-trainjob-resources"
+
+KUSTOMIZE_BUILDS = {"exec-data-loader": ".", "overlay-multi": "overlays/prod", "container": "."}
+EXEC_EXAMPLES = ("exec-data-loader", "overlay-multi")
+KPT_PACKAGE = EXAMPLES / "kpt" / "package"
+CMP = EXAMPLES / "argocd-cmp"
+
+_EXEC_STANZA = re.compile(r"exec:\n(\s+)path: \S+")
+FUNCTION_ANNOTATION = "config.kubernetes.io/function"
+
+_SHIM = '''#!{python}
+"""A stand-in for the docker CLI: what kustomize's container runtime runs, without an engine."""
+import os
+import subprocess
+import sys
+
+args = sys.argv[1:]
+with open({log!r}, "a") as log:
+    log.write(" ".join(args) + "\\n")
+
+
+def value_of(flag):
+    return args[args.index(flag) + 1] if flag in args[:-1] else None
+
+
+problems = []
+if not args or args[0] != "run" or "--rm" not in args or "-i" not in args:
+    problems.append("expected `docker run --rm -i ...`")
+if value_of("--network") != "none":
+    problems.append("expected --network none")
+if value_of("--user") != "nobody":
+    problems.append("expected --user nobody")
+if any(a in ("-v", "--volume", "--mount") or a.startswith(("--volume=", "--mount=")) for a in args):
+    problems.append("expected no mounts")
+if not args or args[-1] != {image!r}:
+    problems.append("expected the image {image}")
+if problems:
+    sys.stderr.write("docker stand-in: " + "; ".join(problems) + ": got " + " ".join(args) + "\\n")
+    sys.exit(125)
+env = {{"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/nonexistent", "PYTHONDONTWRITEBYTECODE": "1"}}
+for i, arg in enumerate(args[:-1]):
+    if arg == "-e" and "=" in args[i + 1]:
+        key, value = args[i + 1].split("=", 1)
+        env[key] = value
+command = [{python!r}, "-m", "trainjob_resources"]
+if os.geteuid() == 0:
+    command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+sys.exit(subprocess.run(command, env=env, cwd="/").returncode)
+'''
+
+
+def to_container(text: str) -> str:
+    """A transformer config's exec stanza turned into the container stanza of the image."""
+    return _EXEC_STANZA.sub(lambda m: f"container:\n{m.group(1)}image: {IMAGE}", text)
+
+
+def write_docker_shim(bin_dir: Path, log: Path) -> None:
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    shim = bin_dir / "docker"
+    shim.write_text(_SHIM.format(python=sys.executable, log=str(log), image=IMAGE))
+    shim.chmod(0o755)
+
+
+def kubectl_build(kubectl: str, example: str, work: Path) -> str:
+    """``kubectl kustomize --enable-alpha-plugins`` on a copy of the example, exec functions run
+    through the container runtime; fails unless the function really ran."""
+    copy = work / example
+    shutil.copytree(EXAMPLES / example, copy)
+    for config in copy.rglob("*.yaml"):
+        text = config.read_text()
+        if FUNCTION_ANNOTATION in text:
+            config.write_text(to_container(text))
+    log = work / "docker.log"
+    write_docker_shim(work / "bin", log)
+    env = {**os.environ, "PATH": f"{work / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(
+        [kubectl, "kustomize", "--enable-alpha-plugins", str(copy / KUSTOMIZE_BUILDS[example])],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"kubectl kustomize failed ({done.returncode}):\n{done.stderr}")
+    if not log.is_file() or not log.read_text().strip():
+        raise AssertionError(f"kubectl kustomize did not run the function for {example}")
+    return done.stdout
+
+
+def kustomize_exec_build(kustomize: str, example: str) -> str:
+    """A standalone kustomize running the exec function for real."""
+    done = subprocess.run(
+        [
+            kustomize,
+            "build",
+            "--enable-alpha-plugins",
+            "--enable-exec",
+            str(EXAMPLES / example / KUSTOMIZE_BUILDS[example]),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"kustomize build failed ({done.returncode}):\n{done.stderr}")
+    return done.stdout
+
+
+def tool_env() -> dict[str, str]:
+    """The environment for kpt and the plugin: the function of this checkout on PATH."""
+    return {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def kpt_render(kpt: str, package: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``kpt fn render --allow-exec`` run from the package folder (kpt resolves exec paths
+    against the current folder)."""
+    return subprocess.run(
+        [kpt, "fn", "render", "--allow-exec", *extra],
+        cwd=package,
+        capture_output=True,
+        text=True,
+        env=tool_env(),
+        check=False,
+    )
+
+
+def kpt_unwrapped(kpt: str, work: Path) -> str:
+    copy = work / "package"
+    shutil.copytree(KPT_PACKAGE, copy)
+    done = kpt_render(kpt, copy, "--output", "unwrap")
+    if done.returncode != 0:
+        raise AssertionError(f"kpt fn render failed ({done.returncode}):\n{done.stderr}")
+    return done.stdout
+
+
+def load(path: Path) -> Any:
+    return yaml.safe_load(path.read_text())
+
+
+def documents(text: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(text) if d is not None]
+
+
+def identity(obj: dict[str, Any]) -> tuple[str, str, str]:
+    namespace = "" if obj["kind"] == "ClusterTrainingRuntime" else obj["metadata"].get("namespace", "")
+    return (obj["kind"], namespace, obj["metadata"]["name"])
+
+
+def _has_key(value: Any, key: str) -> bool:
+    if isinstance(value, dict):
+        return key in value or any(_has_key(v, key) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_key(v, key) for v in value)
+    return False
+
+
+def assert_rendered(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every TrainJob has no ``resources`` left in its patches and its runtimeRef resolves to a
+    runtime in the same output; returns the TrainJobs."""
+    runtimes = {identity(o) for o in objects if o.get("kind") in ("TrainingRuntime", "ClusterTrainingRuntime")}
+    trainjobs = [o for o in objects if o.get("kind") == "TrainJob"]
+    assert trainjobs, "no TrainJob in the output"
+    for job in trainjobs:
+        name = job["metadata"]["name"]
+        assert not _has_key(job["spec"].get("runtimePatches"), "resources"), f"TrainJob {name} still has resources"
+        ref = job["spec"]["runtimeRef"]
+        kind = ref.get("kind", "ClusterTrainingRuntime")
+        namespace = job["metadata"].get("namespace", "") if kind == "TrainingRuntime" else ""
+        assert (kind, namespace, ref["name"]) in runtimes, f"TrainJob {name}: {kind} {ref['name']} is not in the output"
+    return trainjobs
+
+
+def argocd_env() -> dict[str, str]:
+    """What Argo CD's repo-server sets for the plugin of application.yaml (besides its own)."""
+    app = load(CMP / "application.yaml")
+    source = app["spec"]["source"]
+    env = {
+        "ARGOCD_APP_NAME": app["metadata"]["name"],
+        "ARGOCD_APP_NAMESPACE": app["spec"]["destination"]["namespace"],
+        "ARGOCD_APP_PROJECT_NAME": app["spec"]["project"],
+        "ARGOCD_APP_REVISION": "0123456789abcdef0123456789abcdef01234567",
+        "ARGOCD_APP_SOURCE_PATH": source["path"],
+        "ARGOCD_APP_SOURCE_REPO_URL": source["repoURL"],
+        "ARGOCD_APP_SOURCE_TARGET_REVISION": source["targetRevision"],
+        "KUBE_VERSION": "1.32.4",
+        "KUBE_API_VERSIONS": "v1,apps/v1,trainer.kubeflow.org/v1alpha1",
+    }
+    for entry in source["plugin"].get("env") or []:
+        env[f"ARGOCD_ENV_{entry['name']}"] = entry["value"]
+    return env
+
+
+def cmp_run(stage: str, app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One of plugin.yaml's commands (discover, init, generate) the way the CMP server runs it:
+    in the source folder, with only the image's tools on PATH and Argo CD's variables set."""
+    spec = load(CMP / "plugin.yaml")["spec"]
+    step = spec["discover"]["find"] if stage == "discover" else spec[stage]
+    command = [*step["command"], *(step.get("args") or [])]
+    path = os.pathsep.join([str(VENV_BIN), "/usr/local/bin", "/usr/bin", "/bin"])
+    return subprocess.run(
+        command, cwd=app, capture_output=True, text=True, env={"PATH": path, "HOME": str(app), **env}, check=False
+    )
+
+
+def cmp_generate(work: Path) -> str:
+    copy = work / "app"
+    shutil.copytree(CMP / "app", copy)
+    env = argocd_env()
+    for stage in ("init", "generate"):
+        done = cmp_run(stage, copy, env)
+        if done.returncode != 0:
+            raise AssertionError(f"plugin {stage} failed ({done.returncode}):\n{done.stderr}")
+    return done.stdout
+
+
+def regenerate(kubectl: str, kpt: str) -> list[Path]:
+    import tempfile
+
+    written: list[Path] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for index, example in enumerate(KUSTOMIZE_BUILDS):
+            target = EXAMPLES / example / "expected.yaml"
+            target.write_text(kubectl_build(kubectl, example, work / str(index)))
+            written.append(target)
+        target = EXAMPLES / "kpt" / "expected.yaml"
+        target.write_text(kpt_unwrapped(kpt, work / "kpt"))
+        written.append(target)
+        target = CMP / "expected.yaml"
+        target.write_text(cmp_generate(work / "cmp"))
+        written.append(target)
+    return written
+
+
+def main() -> int:
+    kubectl = shutil.which("kubectl")
+    kpt = shutil.which("kpt") or (
+        "/usr/lib/google-cloud-sdk/bin/kpt" if Path("/usr/lib/google-cloud-sdk/bin/kpt").exists() else None
+    )
+    if kubectl is None or kpt is None:
+        sys.stderr.write("regenerating the examples needs kubectl and kpt on PATH\n")
+        return 1
+    try:
+        written = regenerate(kubectl, kpt)
+    except AssertionError as err:
+        sys.stderr.write(f"{err}\n")
+        return 1
+    for path in written:
+        sys.stderr.write(f"wrote {path.relative_to(ROOT)}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

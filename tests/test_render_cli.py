@@ -1,0 +1,356 @@
+"""``trainjob-resources render``: files, folders, stdin and kustomizations in; manifests out."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from trainjob_resources import render_cli
+from trainjob_resources.render_cli import env_name, split_documents
+
+from tests.examples import EXAMPLES, assert_rendered, documents
+
+DATA_LOADER = EXAMPLES / "exec-data-loader"
+RUNTIME = (DATA_LOADER / "runtime.yaml").read_text()
+TRAINJOB = (DATA_LOADER / "trainjob.yaml").read_text()
+
+
+def run(
+    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, stdin: str = ""
+) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+    code = render_cli.main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(autouse=True)
+def _no_argocd_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in list(os.environ):
+        if key.startswith("ARGOCD_"):
+            monkeypatch.delenv(key)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+def test_files_render_to_manifests_without_internal_annotations(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime, trainjob = write(tmp_path / "runtime.yaml", RUNTIME), write(tmp_path / "trainjob.yaml", TRAINJOB)
+    code, out, err = run([str(runtime), str(trainjob)], capsys, monkeypatch)
+    assert (code, err) == (0, "")
+    assert "internal.config.kubernetes.io" not in out
+    objects = documents(out)
+    assert [o["kind"] for o in objects] == ["ClusterTrainingRuntime", "TrainJob", "TrainingRuntime"]
+    assert "annotations" not in objects[0]["metadata"]
+    (job,) = assert_rendered(objects)
+    (derived,) = by_kind(objects, "TrainingRuntime")
+    assert job["spec"]["runtimeRef"]["name"] == derived["metadata"]["name"]
+    loader = derived["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert loader["initContainers"][0]["resources"] == {"limits": {"memory": "64Gi"}, "requests": {"memory": "64Gi"}}
+
+
+def test_rendering_the_output_again_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "in" / "runtime.yaml", RUNTIME)
+    write(tmp_path / "in" / "trainjob.yaml", TRAINJOB)
+    _, first, _ = run([str(tmp_path / "in")], capsys, monkeypatch)
+    code, second, err = run(["-"], capsys, monkeypatch, stdin=first)
+    assert (code, err) == (0, "")
+    assert second == first
+
+
+def test_folders_are_read_recursively_in_name_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "b" / "trainjob.yml", TRAINJOB)
+    write(tmp_path / "a.yaml", RUNTIME)
+    write(tmp_path / "c.json", json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}))
+    write(tmp_path / ".hidden" / "x.yaml", "not: [valid")
+    write(tmp_path / ".skipped.yaml", "not: [valid")
+    write(tmp_path / "notes.txt", "not: [valid")
+    code, out, err = run([str(tmp_path)], capsys, monkeypatch)
+    assert (code, err) == (0, "")
+    kinds = [o["kind"] for o in documents(out)]
+    assert kinds == ["ClusterTrainingRuntime", "TrainJob", "ConfigMap", "TrainingRuntime"]
+    assert "metadata:\n  name: c\n" in out, "JSON input is written in block style"
+
+
+def test_multi_document_files_lists_and_markers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = (
+        "# a comment before the first marker\n%YAML 1.1\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\ndata:\n  text: |\n    a\n    b\n...\n---\n---\n"
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- {apiVersion: v1, kind: ConfigMap, metadata: {name: two}}\n"
+        "- {apiVersion: v1, kind: ConfigMap, metadata: {name: three, annotations: {}}}\n"
+    )
+    code, out, err = run([str(write(tmp_path / "all.yaml", text))], capsys, monkeypatch)
+    assert (code, err) == (0, "")
+    objects = documents(out)
+    assert [o["metadata"]["name"] for o in objects] == ["one", "two", "three"]
+    assert objects[0]["data"]["text"] == "a\nb\n"
+    assert objects[2]["metadata"]["annotations"] == {}, "an empty annotations map of the user's stays"
+    assert "annotations" not in objects[1]["metadata"]
+
+
+def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = run(["-"], capsys, monkeypatch, stdin=RUNTIME + "---\n" + TRAINJOB)
+    assert (code, err) == (0, "")
+    assert_rendered(documents(out))
+
+
+def test_local_config_objects_are_read_but_not_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n"
+    local += '    config.kubernetes.io/local-config: "true"\n'
+    code, out, _ = run(["-"], capsys, monkeypatch, stdin=RUNTIME + "---\n" + local)
+    assert code == 0
+    assert [o["kind"] for o in documents(out)] == ["ClusterTrainingRuntime"]
+
+
+def test_split_documents_keeps_line_numbers_and_directives() -> None:
+    text = "%YAML 1.1\n---\na: 1\n--- \nb: 2\n...\n# trailing\nc: 3\n"
+    assert list(split_documents(text)) == [
+        (0, "%YAML 1.1\n---\na: 1\n"),
+        (3, "--- \nb: 2\n...\n"),
+        (6, "# trailing\nc: 3\n"),
+    ]
+    assert list(split_documents("")) == []
+    assert list(split_documents("a: '---'\nb: ---x\n")) == [(0, "a: '---'\nb: ---x\n")]
+
+
+def test_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    config = write(
+        tmp_path / "fn-config.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\ndata:\n  mode: native\n",
+    )
+    write(tmp_path / "runtime.yaml", RUNTIME)
+    write(tmp_path / "trainjob.yaml", TRAINJOB)
+    code, out, err = run([str(tmp_path), "--config", str(config)], capsys, monkeypatch)
+    assert (code, err) == (0, "")
+    objects = documents(out)
+    assert [o["kind"] for o in objects] == ["ClusterTrainingRuntime", "TrainJob"], (
+        "the config file itself is not an input"
+    )
+    assert objects[1] == yaml.safe_load(TRAINJOB), "native mode validates and changes nothing"
+
+
+def test_config_file_errors_name_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = write(
+        tmp_path / "fn.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\ndata:\n  mdoe: native\n"
+    )
+    code, out, err = run(["-", "--config", str(config)], capsys, monkeypatch, stdin=RUNTIME)
+    assert (code, out) == (1, "")
+    assert f"{config}: ConfigMap fn: data.mdoe: functionConfig: unknown option 'mdoe'" in err
+    code, out, err = run(["-", "--config", str(tmp_path / "missing.yaml")], capsys, monkeypatch, stdin=RUNTIME)
+    assert (code, out) == (1, "")
+    assert "no such file" in err
+    two = write(tmp_path / "two.yaml", "a: 1\n---\nb: 2\n")
+    code, _, err = run(["-", "--config", str(two)], capsys, monkeypatch, stdin=RUNTIME)
+    assert code == 1
+    assert "expected one object" in err
+
+
+def test_argocd_environment(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = RUNTIME.replace("ClusterTrainingRuntime", "TrainingRuntime")
+    trainjob = TRAINJOB.replace("  runtimeRef:\n", "  runtimeRef:\n    kind: TrainingRuntime\n")
+    monkeypatch.setenv("ARGOCD_APP_NAME", "trainjobs")
+    monkeypatch.setenv("ARGOCD_APP_NAMESPACE", "ml-team")
+    monkeypatch.setenv("ARGOCD_ENV_DERIVED_RUNTIME_KIND", "TrainingRuntime")
+    monkeypatch.setenv("ARGOCD_ENV_TRAINER_RESOURCES", "")
+    code, out, err = run(["-", "--config-from-env"], capsys, monkeypatch, stdin=runtime + "---\n" + trainjob)
+    assert (code, err) == (0, "")
+    objects = documents(out)
+    assert {o["metadata"]["namespace"] for o in objects} == {"ml-team"}
+    assert out.startswith("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingRuntime\nmetadata:\n  name: ")
+    assert "  namespace: ml-team\n  labels:" in out.split("---")[0], "the namespace goes right after the name"
+    assert_rendered(objects)
+
+    monkeypatch.setenv("ARGOCD_ENV_MODE", "native")
+    code, out, _ = run(["-", "--config-from-env"], capsys, monkeypatch, stdin=runtime + "---\n" + trainjob)
+    assert code == 0
+    assert by_kind(documents(out), "TrainJob")[0]["spec"]["runtimeRef"]["name"] == "pytorch-distributed"
+
+    code, out, err = run(["-"], capsys, monkeypatch, stdin=runtime + "---\n" + trainjob)
+    assert code == 0
+    assert "namespace" not in out, "without --config-from-env the environment is not read"
+
+
+def test_argocd_environment_errors(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARGOCD_APP_NAME", "trainjobs")
+    monkeypatch.setenv("ARGOCD_ENV_MDOE", "native")
+    code, out, err = run(["-", "--config-from-env"], capsys, monkeypatch, stdin=RUNTIME)
+    assert (code, out) == (1, "")
+    assert "unknown option ARGOCD_ENV_MDOE in the environment; accepted: " in err
+    assert "ARGOCD_ENV_DERIVED_RUNTIME_KIND, " in err
+    monkeypatch.delenv("ARGOCD_ENV_MDOE")
+    monkeypatch.setenv("ARGOCD_ENV_MODE", "fast")
+    code, out, err = run(["-", "--config-from-env"], capsys, monkeypatch, stdin=RUNTIME + "---\n" + TRAINJOB)
+    assert (code, out) == (1, "")
+    assert "ARGOCD_ENV_* environment: ConfigMap argocd-env: data.mode: functionConfig:" in err
+    assert err.endswith("trainjob-resources render: application trainjobs: 1 error; nothing rendered\n")
+
+
+def test_env_names() -> None:
+    assert env_name("mode") == "ARGOCD_ENV_MODE"
+    assert env_name("derivedRuntimeKind") == "ARGOCD_ENV_DERIVED_RUNTIME_KIND"
+
+
+def test_every_option_can_come_from_the_environment(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARGOCD_ENV_MAX_PER_CONTAINER", "memory=32Gi")
+    code, out, err = run(["-", "--config-from-env"], capsys, monkeypatch, stdin=RUNTIME + "---\n" + TRAINJOB)
+    assert (code, out) == (1, "")
+    assert "64Gi" in err and "32Gi" in err, "the policy option from the environment applies"
+
+
+def test_validation_errors_name_file_resource_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "runtime.yaml", RUNTIME)
+    write(
+        tmp_path / "trainjob.yaml",
+        "---\n"
+        + RUNTIME.replace("pytorch-distributed", "other")
+        + "---\n"
+        + TRAINJOB.replace("data-loader", "data-lodaer"),
+    )
+    code, out, err = run([str(tmp_path)], capsys, monkeypatch)
+    assert (code, out) == (1, "")
+    first = err.splitlines()[0]
+    assert first.startswith(
+        f"error: {tmp_path / 'trainjob.yaml'}#1: TrainJob large-dataset-training: spec.runtimePatches[0]"
+    )
+    assert "data-lodaer" in first
+    assert err.endswith("nothing rendered\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\na: [1\n", "x.yaml: invalid YAML"),
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n",
+            "x.yaml: metadata.name: duplicate mapping key 'name' (line 5)",
+        ),
+        ("- a\n- b\n", "x.yaml: line 1: not a Kubernetes object (the document is not a mapping)"),
+        ("---\n---\nmetadata: {name: a}\n", "x.yaml: line 3: not a Kubernetes object (no apiVersion or kind)"),
+        ("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n", "a ResourceList: pipe it to"),
+    ],
+)
+def test_bad_input_is_a_message(
+    text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = run([str(write(tmp_path / "x.yaml", text))], capsys, monkeypatch)
+    assert (code, out) == (1, "")
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_yaml_errors_count_lines_from_the_top_of_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "x.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkind: [\n")
+    code, _, err = run([str(path)], capsys, monkeypatch)
+    assert code == 1
+    assert "(line 6, column 1)" in err
+
+
+def test_missing_path_and_undecodable_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = run([str(tmp_path / "nope")], capsys, monkeypatch)
+    assert (code, out) == (1, "")
+    assert "nope: no such file or folder" in err
+    (tmp_path / "bad.yaml").write_bytes(b"kind: \xff\n")
+    code, _, err = run([str(tmp_path / "bad.yaml")], capsys, monkeypatch)
+    assert code == 1
+    assert "not valid UTF-8" in err
+
+
+def test_a_kustomization_without_kustomize_or_kubectl_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "app" / "kustomization.yaml", "resources: []\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    code, out, err = run([str(tmp_path / "app")], capsys, monkeypatch)
+    assert (code, out) == (1, "")
+    assert "has a kustomization; building it needs kustomize or kubectl on PATH, and neither was found" in err
+
+
+def test_a_failing_kustomize_build_is_reported(
+    kubectl: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "app" / "kustomization.yaml", "resources:\n- missing.yaml\n")
+    monkeypatch.setenv("PATH", str(Path(kubectl).parent))
+    code, out, err = run([str(tmp_path / "app")], capsys, monkeypatch)
+    assert (code, out) == (1, "")
+    assert "kubectl kustomize --enable-alpha-plugins" in err
+    assert "missing.yaml" in err
+
+
+def test_a_kustomization_is_built_then_rendered(
+    kubectl: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(Path(kubectl).parent))
+    code, out, err = run([str(EXAMPLES / "overlay-multi" / "overlays" / "prod")], capsys, monkeypatch)
+    assert (code, err) == (0, "")
+    objects = documents(out)
+    assert_rendered(objects)
+    expected = documents((EXAMPLES / "overlay-multi" / "expected.yaml").read_text())
+
+    def key(obj: dict[str, Any]) -> str:
+        return json.dumps(obj, sort_keys=True)
+
+    assert sorted(map(key, objects)) == sorted(map(key, expected)), "same objects as kustomize running the function"
+
+
+def test_help_and_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        render_cli.main(["--help"])
+    assert exit_info.value.code == 0
+    assert "ARGOCD_ENV_" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:
+        render_cli.main(["--bogus"])
+    assert exit_info.value.code == 2
+
+
+def test_the_entry_point_and_a_light_import() -> None:
+    done = subprocess.run(
+        [
+            Path(sys.executable).parent / "trainjob-resources",
+            "render",
+            str(DATA_LOADER / "runtime.yaml"),
+            str(DATA_LOADER / "trainjob.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert_rendered(documents(done.stdout))
+    probe = "import sys, trainjob_resources.render_cli; print(sorted({'yaml', 'pydantic'} & set(sys.modules)))"
+    imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert imported.strip() == "[]"

@@ -38,6 +38,8 @@ def test_error_case(case: Path) -> None:
     assert any(r["severity"] == "error" for r in expected)
     items_in = yaml.safe_load(data).get("items") or []
     items_out = yaml.safe_load(out).get("items") or []
+    failing = {r["resourceRef"]["name"] for r in expected if r["severity"] == "error" and "resourceRef" in r}
     for item in items_in:
-        if item.get("kind") == "TrainJob":
+        if item.get("kind") == "TrainJob" and item["metadata"]["name"] in failing:
             assert item in items_out, f"TrainJob {item['metadata']['name']} was not returned as written"
+    assert len(items_out) >= len(items_in), "no input item may be dropped"

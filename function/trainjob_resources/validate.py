@@ -114,9 +114,18 @@ def _drop_nulls(value: Mapping[str, Any]) -> dict[str, Any]:
 def validate_effective(effective: Effective) -> list[Violation]:
     """Kubernetes' rules on the effective requirements, each reported at the field that set the value."""
     requirements = effective.requirements
-    defaulted = default_requests(requirements)
+    found = validate_resource_requirements(default_requests(requirements), "")
+    # A request defaulted from a bad limit repeats the limit's error: report it once, at the limit.
+    said = {(v.path, v.message) for v in found}
+    written = requirements.get("requests") or {}
     out: list[Violation] = []
-    for violation in validate_resource_requirements(defaulted, ""):
+    for violation in found:
+        match = _RELATIVE.match(violation.path)
+        if match and match.group(1) == "requests" and not match.group(4):
+            name = match.group(2) or match.group(3)
+            limit_path = fieldpath.child("limits", name) if name else ""
+            if name not in written and (limit_path, violation.message) in said:
+                continue
         out.append(_attribute(violation, effective))
     return out
 

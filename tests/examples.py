@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -73,7 +74,7 @@ for i, arg in enumerate(args[:-1]):
         key, value = args[i + 1].split("=", 1)
         env[key] = value
 command = [{python!r}, "-m", "trainjob_resources"]
-if os.geteuid() == 0:
+if {as_nobody!r}:
     command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
 sys.exit(subprocess.run(command, env=env, cwd="/").returncode)
 '''
@@ -84,10 +85,37 @@ def to_container(text: str) -> str:
     return _EXEC_STANZA.sub(lambda m: f"container:\n{m.group(1)}image: {IMAGE}", text)
 
 
+def open_to_others(path: Path) -> bool:
+    """Whether any user can reach ``path`` (every folder above it searchable) and read it."""
+    path = path.resolve()
+    if not path.exists() or not path.stat().st_mode & stat.S_IROTH:
+        return False
+    return all(parent.stat().st_mode & stat.S_IXOTH for parent in path.parents)
+
+
+def interpreter_open_to_others(python: str) -> bool:
+    """Whether user 65534 can run ``python`` with its own standard library."""
+    stdlib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('stdlib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return open_to_others(Path(python)) and open_to_others(Path(stdlib) / "os.py")
+
+
 def write_docker_shim(bin_dir: Path, log: Path) -> None:
+    """The docker stand-in runs the function as user nobody, as kustomize asks, where that user can
+    run this checkout's interpreter (not when it lies under root's home, as with pyenv)."""
+    as_nobody = (
+        os.geteuid() == 0
+        and interpreter_open_to_others(sys.executable)
+        and open_to_others(Path(sys.prefix) / "pyvenv.cfg")
+        and open_to_others(ROOT / "function" / "trainjob_resources" / "__init__.py")
+    )
     bin_dir.mkdir(parents=True, exist_ok=True)
     shim = bin_dir / "docker"
-    shim.write_text(_SHIM.format(python=sys.executable, log=str(log), image=IMAGE))
+    shim.write_text(_SHIM.format(python=sys.executable, log=str(log), image=IMAGE, as_nobody=as_nobody))
     shim.chmod(0o755)
 
 

@@ -4,6 +4,10 @@ The Dockerfile's build stage is replayed step by step (its ENV, WORKDIR, COPY an
 absolute paths moved under a scratch root): build the project's wheel, install it with the pinned
 requirements-image.txt into a clean virtualenv. The final stage's ENV, USER and ENTRYPOINT then
 run the function as user 65534 on the data-loader example. A broken recipe fails here.
+
+The base image's ``python`` is played by a Python 3.11 that user 65534 can run: this test's own
+interpreter's base, else the system's ``/usr/bin/python3.11`` (a pyenv under /root is out of
+that user's reach).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.examples import EXAMPLES, assert_rendered, documents
+from tests.examples import EXAMPLES, assert_rendered, documents, interpreter_open_to_others
 from tests.goldens import TESTDATA, run_function
 from tests.test_dockerfile import ROOT, STEPS, env_pairs
 
@@ -44,9 +48,21 @@ def moved(text: str, root: Path) -> str:
     return _ABSOLUTE.sub(lambda m: f"{root}/{m.group(1)}", text)
 
 
+def base_python() -> str:
+    candidates = [getattr(sys, "_base_executable", sys.executable), "/usr/local/bin/python3.11", "/usr/bin/python3.11"]
+    for candidate in candidates:
+        if Path(candidate).is_file() and (os.geteuid() != 0 or interpreter_open_to_others(candidate)):
+            return candidate
+    pytest.fail(f"no Python 3.11 that user 65534 can run among {candidates}")
+
+
 @pytest.fixture(scope="module")
 def installed(image_root: Path) -> Path:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    base_bin = image_root / "base-bin"
+    base_bin.mkdir()
+    (base_bin / "python").symlink_to(base_python())
+    path = os.pathsep.join([str(base_bin), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = {**os.environ, "PATH": path}
     cwd = image_root
     for step in (s for s in STEPS if s.stage == 0):
         if step.keyword == "ENV":
@@ -125,6 +141,19 @@ def test_the_installed_image_runs_the_function_as_nobody(installed: Path) -> Non
     spec = derived["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     assert spec["initContainers"][0]["resources"]["limits"]["memory"] == "64Gi"
     assert files_of(installed) == before, "nothing is written at run time (read-only root filesystem)"
+
+
+def test_the_unprivileged_user_runs_the_interpreter_it_was_installed_for(installed: Path) -> None:
+    command, env, user = final_stage(installed)
+    python = str(installed / "opt" / "trainjob-resources" / "bin" / "python")
+    probe = "import sys, yaml, pydantic_core; print(sys.version, yaml.__with_libyaml__)"
+    as_user = [*command[: len(command) - 1], python] if user else [python]
+    done = subprocess.run([*as_user, "-c", probe], env=env, cwd="/", capture_output=True, text=True, check=False)
+    expected = subprocess.run(
+        [base_python(), "-c", "import sys; print(sys.version)"], capture_output=True, text=True, check=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{expected.stdout.strip()} True\n"
 
 
 def test_the_image_runs_render_for_the_argocd_plugin(installed: Path) -> None:

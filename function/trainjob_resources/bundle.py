@@ -22,6 +22,16 @@ from .violations import Violation
 Identity = tuple[str, str, str]  # kind, namespace, name
 
 
+def identity_of(item: Item) -> Identity:
+    """Kind, namespace, name; a ClusterTrainingRuntime has no namespace, even if one was stamped on
+    it (kustomize's ``namespace:`` does that to kinds it does not know are cluster-scoped)."""
+    namespace = "" if item.kind == CLUSTER_RUNTIME_KIND else item.namespace
+    return (item.kind, namespace, item.name)
+
+
+NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
+
+
 @dataclass
 class RuntimeEntry:
     item: Item
@@ -31,7 +41,7 @@ class RuntimeEntry:
 
     @property
     def identity(self) -> Identity:
-        return (self.item.kind, self.item.namespace, self.item.name)
+        return identity_of(self.item)
 
     @property
     def display(self) -> str:
@@ -44,20 +54,32 @@ class Bundle:
     derived: dict[Identity, Item] = field(default_factory=dict)
     trainjobs: list[Item] = field(default_factory=list)
     names: dict[Identity, Item] = field(default_factory=dict)
+    _namespace_policy: dict[tuple[str, str], list[Item]] | None = field(default=None, repr=False, compare=False)
+
+    def namespace_policy(self, kind: str, namespace: str) -> list[Item]:
+        """The v1 LimitRanges or ResourceQuotas of ``namespace`` in the bundle, by name (indexed on first use)."""
+        if self._namespace_policy is None:
+            found: dict[tuple[str, str], list[Item]] = {}
+            for (k, ns, _), item in self.names.items():
+                if k in NAMESPACE_POLICY_KINDS and item.api_version == "v1":
+                    found.setdefault((k, ns), []).append(item)
+            self._namespace_policy = {key: sorted(items, key=lambda i: i.name) for key, items in found.items()}
+        return self._namespace_policy.get((kind, namespace), [])
 
     def add(self, item: Item) -> None:
-        self.names.setdefault((item.kind, item.namespace, item.name), item)
+        identity = identity_of(item)
+        self.names.setdefault(identity, item)
         if item.group != TRAINER_GROUP:
             return
         if item.kind == TRAINJOB_KIND:
             self.trainjobs.append(item)
         elif item.kind in RUNTIME_KINDS:
             if item.annotation(DERIVED_FROM) is not None:
-                self.derived[(item.kind, item.namespace, item.name)] = item
+                self.derived[identity] = item
                 return
             model, violations = parse_runtime(item.value())
             jobs = jobs_of(model) if model is not None else {}
-            self.runtimes[(item.kind, item.namespace, item.name)] = RuntimeEntry(item, model, violations, jobs)
+            self.runtimes[identity] = RuntimeEntry(item, model, violations, jobs)
 
 
 def index(items: list[Item]) -> Bundle:

@@ -23,9 +23,21 @@ from .provenance import DERIVED_FROM, JOB_CHAIN, OVERRIDES, POD_CHAIN, RESOURCES
 
 MAX_NAME = 63
 HASH_LENGTH = 10
-_DROPPED_ANNOTATIONS = {*PATH_ANNOTATIONS, *INDEX_ANNOTATIONS, "kubectl.kubernetes.io/last-applied-configuration"}
-_DROPPED_ANNOTATIONS |= {"internal.config.kubernetes.io/id", "internal.config.kubernetes.io/seqindent"}
-_DROPPED_ANNOTATIONS |= {"config.k8s.io/id", "internal.config.kubernetes.io/annotations-migration-resource-id"}
+# Annotations that describe the base object's source or identity to an orchestrator (file, index,
+# kustomize's resource id, build metadata): a derived runtime is a different object and must not
+# claim them.
+_ORCHESTRATOR_PREFIXES = (
+    "internal.config.kubernetes.io/",
+    "config.kubernetes.io/",
+    "config.k8s.io/",
+    "kustomize.config.k8s.io/",
+    "alpha.config.kubernetes.io/",
+)
+_DROPPED_ANNOTATIONS = {"kubectl.kubernetes.io/last-applied-configuration"}
+
+
+def _kept_annotation(key: str) -> bool:
+    return key not in _DROPPED_ANNOTATIONS and not key.startswith(_ORCHESTRATOR_PREFIXES)
 
 
 @dataclass(frozen=True)
@@ -108,10 +120,20 @@ def _rebuild_metadata(node: MappingNode, base: Item, name: str, namespace: str) 
     labels = yn.get(old, "labels")
     if isinstance(labels, MappingNode) and labels.value:
         yn.set_key(metadata, "labels", labels)
-    kept = [(k, v) for k, v in yn.items_of(yn.get(old, "annotations")) if k not in _DROPPED_ANNOTATIONS]
+    kept = [(k, v) for k, v in yn.items_of(yn.get(old, "annotations")) if _kept_annotation(k)]
     annotations = MappingNode(yn.MAP_TAG, [(yn.str_node(k), v) for k, v in kept], flow_style=False)
     yn.set_key(metadata, "annotations", annotations)
     yn.set_key(node, "metadata", metadata)
+
+
+def place_next_to(derived: Derived, trainjob: Item) -> None:
+    """A new derived runtime's file: beside the TrainJob that first uses it (kpt writes it there)."""
+    source = trainjob.file
+    if source is None:
+        return
+    folder = source.path.rsplit("/", 1)[0] + "/" if "/" in source.path else ""
+    annotations = yn.ensure_map(yn.ensure_map(derived.node, "metadata"), "annotations")
+    yn.set_key(annotations, PATH_ANNOTATIONS[0], yn.str_node(f"{folder}{derived.kind.lower()}_{derived.name}.yaml"))
 
 
 def with_internal_annotations(derived: MappingNode, previous: Item) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from yaml.nodes import MappingNode, Node
 
 from . import yamlnodes as yn
-from .bundle import Bundle, Identity, RuntimeEntry, index, resolve
+from .bundle import Bundle, Identity, RuntimeEntry, identity_of, index, resolve
 from .config import ConfigError, FunctionConfig, parse_config
 from .effective import ContainerKey, Effective, effective_resources
 from .krm import Item, ResourceList, Result
@@ -21,6 +21,7 @@ from .materialize import (
     derive_runtime,
     derived_name,
     overrides_of,
+    place_next_to,
     point_at,
     strip_resources,
     with_internal_annotations,
@@ -85,7 +86,9 @@ def process(resource_list: ResourceList) -> ResourceList:
         item.node = outcome.node
         item.touched()
         if outcome.derived is not None:
-            derived_out.setdefault(outcome.derived.identity, outcome.derived)
+            if outcome.derived.identity not in derived_out:
+                derived_out[outcome.derived.identity] = outcome.derived
+                place_next_to(outcome.derived, item)
             still_used.add(outcome.derived.identity)
         resource_list.results.append(item.result("; ".join(outcome.changes), "info"))
     resource_list.items = _with_derived(resource_list.items, bundle, derived_out, still_used)
@@ -106,7 +109,7 @@ def _with_derived(
     out: list[Item] = []
     placed: set[Identity] = set()
     for item in items:
-        identity = (item.kind, item.namespace, item.name)
+        identity = identity_of(item)
         if identity in bundle.derived and bundle.derived[identity] is item:
             fresh = derived_out.get(identity)
             if fresh is not None:

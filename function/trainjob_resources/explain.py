@@ -1,0 +1,484 @@
+"""What a TrainJob will really ask for: every container's effective resources and where each value
+came from, every pod by Kubernetes' formula, the pods per replicated job, and the TrainJob's total.
+
+The same numbers serve ``trainjob-resources explain`` (rendered here as a table, markdown or JSON),
+the namespace and platform policy, and the one-line summary result. Pure: nothing here reads or
+writes files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from . import fieldpath
+from .bundle import RuntimeEntry
+from .effective import PER_NODE_SOURCE, RUNTIME_SOURCE, Effective, Source, effective_resources, start
+from .models import RuntimeReplicatedJob, TrainJob
+from .podmath import ContainerResources, PodResources, ResourceList, Section, add, pod_limits, pod_requests, scale
+from .quantity import Quantity, QuantityError, parse_quantity
+from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, ContainerInfo, ContainerList
+from .sites import ContainerSite
+from .violations import Violation
+
+RUNTIME_REF_PATH = "spec.runtimeRef"
+NUM_NODES_PATH = "spec.trainer.numNodes"
+DEFAULTED_FROM_LIMITS = "defaulted from limits"
+SECTIONS: tuple[Section, Section] = ("requests", "limits")
+# Replicated jobs whose replicas the Trainer controller sets to 1 (jobset plugin's builder).
+_SINGLE_REPLICA_ANCESTORS = (TRAINER_ANCESTOR, "dataset-initializer", "model-initializer")
+_MPI_NODE_JOB = "node"
+
+
+@dataclass(frozen=True)
+class Value:
+    quantity: Quantity
+    source: str  # runtime, patch <manager>, resourcesPerNode, defaulted from limits, LimitRange <ns>/<name>
+    path: str | None = None  # the TrainJob field that set it; None when it is not the TrainJob's
+
+
+@dataclass(frozen=True)
+class ContainerDefaults:
+    """The values a LimitRange's Container items make admission fill in where a container has none."""
+
+    source: str  # "LimitRange team-a/caps"
+    requests: Mapping[str, Quantity]
+    limits: Mapping[str, Quantity]
+
+
+@dataclass
+class ContainerView:
+    name: str
+    container_list: ContainerList
+    index: int
+    role: str
+    requests: dict[str, Value] = field(default_factory=dict)
+    limits: dict[str, Value] = field(default_factory=dict)
+    resources_path: str | None = None  # the last TrainJob field that sized this container
+
+    def section(self, section: Section) -> dict[str, Value]:
+        return self.requests if section == "requests" else self.limits
+
+    def quantities(self, section: Section) -> ResourceList:
+        return {name: value.quantity for name, value in self.section(section).items()}
+
+    def resources(self) -> ContainerResources:
+        restartable = self.role == "sidecar"
+        return ContainerResources(self.name, self.quantities("requests"), self.quantities("limits"), restartable)
+
+
+@dataclass
+class JobView:
+    name: str
+    index: int
+    pods: int
+    containers: list[ContainerView]
+    pod: PodResources
+    pod_requests: ResourceList
+    pod_limits: ResourceList
+    pod_spec: Mapping[str, Any]  # the template's other pod fields (priorityClassName, activeDeadlineSeconds, ...)
+
+
+@dataclass
+class TrainJobView:
+    name: str
+    namespace: str
+    runtime_kind: str
+    runtime_name: str
+    jobs: list[JobView]
+    total_requests: ResourceList
+    total_limits: ResourceList
+    problems: list[Violation] = field(default_factory=list)  # values that could not be read
+
+    @property
+    def display(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @property
+    def pods(self) -> int:
+        return sum(job.pods for job in self.jobs)
+
+
+def explain_trainjob(
+    trainjob: TrainJob,
+    namespace: str,
+    entry: RuntimeEntry,
+    sites: Sequence[ContainerSite],
+    defaults: Sequence[ContainerDefaults] = (),
+) -> TrainJobView:
+    """The pods a valid TrainJob makes, container by container (``defaults``: the namespace's LimitRanges)."""
+    assert entry.model is not None
+    per_node = _resources_per_node(trainjob)
+    effective = effective_resources(entry.jobs, sites, per_node)
+    problems: list[Violation] = []
+    jobs: list[JobView] = []
+    for job_model in entry.model.spec.template.spec.replicated_jobs:
+        info = entry.jobs.get(job_model.name)
+        if info is None:
+            continue
+        containers = [
+            _container(effective.get((info.name, c.container_list, c.name)) or start(c), c, defaults, problems)
+            for c in info.containers.values()
+        ]
+        pod_fields = job_model.template.spec.template.spec.model_extra or {}
+        pod = PodResources(
+            init_containers=[c.resources() for c in containers if c.container_list == "initContainers"],
+            containers=[c.resources() for c in containers if c.container_list == "containers"],
+            requests=_pod_level(pod_fields.get("resources"), "requests", job_model.name, problems),
+            limits=_pod_level(pod_fields.get("resources"), "limits", job_model.name, problems),
+            overhead=_quantities(pod_fields.get("overhead"), f"replicated job {job_model.name!r} overhead", problems),
+        )
+        pods = pod_count(job_model, entry, trainjob)
+        jobs.append(
+            JobView(job_model.name, info.index, pods, containers, pod, pod_requests(pod), pod_limits(pod), pod_fields)
+        )
+    total_requests: ResourceList = {}
+    total_limits: ResourceList = {}
+    for job in jobs:
+        total_requests = add(total_requests, scale(job.pod_requests, job.pods))
+        total_limits = add(total_limits, scale(job.pod_limits, job.pods))
+    item = entry.item
+    return TrainJobView(
+        trainjob.metadata.name, namespace, item.kind, item.name, jobs, total_requests, total_limits, problems
+    )
+
+
+def pod_count(job: RuntimeReplicatedJob, entry: RuntimeEntry, trainjob: TrainJob) -> int:
+    """Pods of one replicated job, as the Trainer controller sizes the JobSet.
+
+    A job's pod count starts at its ``parallelism`` (default 1); the trainer job's (ancestor label
+    ``trainer``) at the runtime's ``mlPolicy.numNodes``, replaced by the TrainJob's
+    ``spec.trainer.numNodes`` -- for MPI, which sizes the job named ``node`` instead, minus one for
+    the launcher when ``runLauncherAsNode``. The initializer and trainer jobs get one replica; any
+    other job keeps its ``replicas`` (default 1), and its ``completions``, if lower, cap it.
+    """
+    assert entry.model is not None
+    ancestor = job.template.metadata.labels.get(ANCESTOR_LABEL)
+    spec = job.template.spec
+    ml_policy = entry.model.spec.ml_policy
+    mpi = ml_policy.mpi if ml_policy is not None else None
+    num_nodes = trainjob.spec.trainer.num_nodes if trainjob.spec.trainer is not None else None
+    count = spec.parallelism if spec.parallelism is not None else 1
+    sized = False
+    if ancestor == TRAINER_ANCESTOR and ml_policy is not None:
+        count, sized = (ml_policy.num_nodes if ml_policy.num_nodes is not None else 1), True
+    if num_nodes is not None:
+        if mpi is not None and job.name == _MPI_NODE_JOB:
+            count, sized = (max(num_nodes - 1, 1) if mpi.run_launcher_as_node else num_nodes), True
+        elif mpi is None and ancestor == TRAINER_ANCESTOR:
+            count, sized = num_nodes, True
+    completions = (spec.model_extra or {}).get("completions")
+    if not sized and isinstance(completions, int) and not isinstance(completions, bool):
+        count = min(count, completions)
+    replicas = 1 if ancestor in _SINGLE_REPLICA_ANCESTORS else (job.replicas if job.replicas is not None else 1)
+    return max(replicas, 0) * max(count, 0)
+
+
+def _resources_per_node(trainjob: TrainJob) -> dict[str, Any] | None:
+    trainer = trainjob.spec.trainer
+    if trainer is None or trainer.resources_per_node is None:
+        return None
+    return trainer.resources_per_node.model_dump(by_alias=True, exclude_none=True, mode="python")
+
+
+def _container(
+    effective: Effective, info: ContainerInfo, defaults: Sequence[ContainerDefaults], problems: list[Violation]
+) -> ContainerView:
+    patched = [s.path for s in effective.patched_by if s.path]
+    view = ContainerView(info.name, info.container_list, info.index, info.role)
+    view.resources_path = patched[-1] if patched else None
+    for section in SECTIONS:
+        values = effective.requirements.get(section)
+        for name, raw in values.items() if isinstance(values, Mapping) else ():
+            source = effective.source_of(section, name)
+            path = _value_path(source, section, name)
+            try:
+                quantity = _parse(raw)
+            except QuantityError as err:
+                where = f"{info.role} {info.name!r} of replicated job {info.job!r}"
+                problems.append(
+                    Violation(
+                        path or RUNTIME_REF_PATH,
+                        f"{section}.{name} of {where} is not a quantity ({err}): left out of every total",
+                        "warning",
+                        current_value=raw,
+                    )
+                )
+                continue
+            view.section(section)[name] = Value(quantity, _label(source), path)
+    for name, limit in view.limits.items():
+        if name not in view.requests:
+            view.requests[name] = Value(limit.quantity, DEFAULTED_FROM_LIMITS, limit.path)
+    for default in defaults:
+        for name, quantity in default.limits.items():
+            view.limits.setdefault(name, Value(quantity, default.source))
+        for name, quantity in default.requests.items():
+            view.requests.setdefault(name, Value(quantity, default.source))
+    return view
+
+
+def _parse(raw: Any) -> Quantity:
+    try:
+        return _parse_hashable(raw)
+    except TypeError:  # not hashable: not a quantity either, parse_quantity says why
+        return parse_quantity(raw)
+
+
+# The same few spellings recur across thousands of TrainJobs; a Quantity is immutable.
+_parse_hashable = lru_cache(maxsize=4096, typed=True)(parse_quantity)
+
+
+def _label(source: Source) -> str:
+    if source.label in (RUNTIME_SOURCE, PER_NODE_SOURCE):
+        return source.label
+    return f"patch {source.label}"
+
+
+def _value_path(source: Source, section: str, name: str) -> str | None:
+    if source.path is None:
+        return None
+    return fieldpath.child(fieldpath.child(source.path, section), name)
+
+
+def _pod_level(resources: Any, section: str, job: str, problems: list[Violation]) -> ResourceList:
+    values = resources.get(section) if isinstance(resources, Mapping) else None
+    return _quantities(values, f"replicated job {job!r} pod-level resources.{section}", problems)
+
+
+def _quantities(values: Any, what: str, problems: list[Violation]) -> ResourceList:
+    out: ResourceList = {}
+    for name, raw in values.items() if isinstance(values, Mapping) else ():
+        try:
+            out[str(name)] = _parse(raw)
+        except QuantityError as err:
+            problems.append(
+                Violation(
+                    RUNTIME_REF_PATH,
+                    f"{what} {name} is not a quantity ({err}): left out",
+                    "warning",
+                    current_value=raw,
+                )
+            )
+    return out
+
+
+# Rendering
+
+
+def to_json(views: Sequence[TrainJobView]) -> dict[str, Any]:
+    return {"trainJobs": [_trainjob_json(v) for v in views]}
+
+
+def render_json(views: Sequence[TrainJobView]) -> str:
+    return json.dumps(to_json(views), indent=2, ensure_ascii=False) + "\n"
+
+
+def _trainjob_json(view: TrainJobView) -> dict[str, Any]:
+    return {
+        "name": view.name,
+        "namespace": view.namespace,
+        "runtime": {"kind": view.runtime_kind, "name": view.runtime_name},
+        "replicatedJobs": [
+            {
+                "name": job.name,
+                "pods": job.pods,
+                "podRequests": _canonical(job.pod_requests),
+                "podLimits": _canonical(job.pod_limits),
+                "containers": [
+                    {
+                        "name": c.name,
+                        "role": c.role,
+                        "requests": _canonical(c.quantities("requests")),
+                        "limits": _canonical(c.quantities("limits")),
+                        "sources": {
+                            section: {n: c.section(section)[n].source for n in sorted(c.section(section))}
+                            for section in SECTIONS
+                        },
+                    }
+                    for c in job.containers
+                ],
+            }
+            for job in view.jobs
+        ],
+        "totalRequests": _canonical(view.total_requests),
+        "totalLimits": _canonical(view.total_limits),
+    }
+
+
+def _canonical(values: Mapping[str, Quantity]) -> dict[str, str]:
+    return {name: values[name].canonical() for name in sorted(values)}
+
+
+def _listing(values: Mapping[str, Quantity], separator: str = ", ") -> str:
+    return separator.join(f"{name} {values[name].canonical()}" for name in sorted(values)) or "none"
+
+
+def summary(view: TrainJobView) -> str:
+    """One line for the function's info result: requests per pod of each replicated job, and in total."""
+    jobs = "; ".join(
+        f"{job.name}: {job.pods} pod{'s' if job.pods != 1 else ''} x ({_listing(job.pod_requests)})"
+        for job in view.jobs
+    )
+    return f"requests per pod: {jobs or 'no replicated jobs'}; total requests: {_listing(view.total_requests)}"
+
+
+def _source_text(container: ContainerView, name: str) -> str:
+    request, limit = container.requests.get(name), container.limits.get(name)
+    if request is not None and limit is not None:
+        if request.source == DEFAULTED_FROM_LIMITS:
+            return f"{limit.source} (request defaulted from the limit)"
+        if request.source == limit.source:
+            return request.source
+        return f"request: {request.source}; limit: {limit.source}"
+    if request is not None:
+        return f"request: {request.source}"
+    return f"limit: {limit.source}" if limit is not None else ""
+
+
+POD_RESOURCES_LABEL = "(pod resources)"
+POD_RESOURCES_SOURCE = "runtime (pod-level resources)"
+OVERHEAD_LABEL = "(overhead)"
+OVERHEAD_SOURCE = "runtime (overhead: added to the requests, and to the limits that are set)"
+
+
+def render_table(views: Sequence[TrainJobView]) -> str:
+    """A plain-text table per TrainJob: one row per container and resource, each pod, and the total."""
+    blocks: list[str] = []
+    for view in views:
+        rows = [["REPLICATED JOB", "PODS", "CONTAINER", "ROLE", "RESOURCE", "REQUEST", "LIMIT", "SOURCE"]]
+        for job in view.jobs:
+            block: list[list[str]] = []
+            for c in job.containers:
+                block += _rows(c.name, c.role, c.quantities("requests"), c.quantities("limits"), c)
+            if job.pod.requests or job.pod.limits:
+                block += _rows(POD_RESOURCES_LABEL, "", job.pod.requests, job.pod.limits, POD_RESOURCES_SOURCE)
+            if job.pod.overhead:
+                block += _rows(OVERHEAD_LABEL, "", job.pod.overhead, {}, OVERHEAD_SOURCE)
+            block += _rows("= per pod", "", job.pod_requests, job.pod_limits, "")
+            block[0][:2] = [job.name, str(job.pods)]
+            rows += block
+        total = _rows("= pods x pod", "", view.total_requests, view.total_limits, "")
+        total[0][:2] = ["TOTAL", str(view.pods)]
+        title = f"TrainJob {view.display} (runtime {view.runtime_kind} {view.runtime_name})"
+        blocks.append(title + "\n\n" + _align(rows + total))
+    return "\n".join(blocks) if blocks else "no TrainJobs\n"
+
+
+def _rows(
+    label: str,
+    role: str,
+    requests: Mapping[str, Quantity],
+    limits: Mapping[str, Quantity],
+    source: ContainerView | str,
+) -> list[list[str]]:
+    rows = []
+    for i, name in enumerate(sorted({*requests, *limits}) or ["-"]):
+        rows.append(
+            [
+                "",
+                "",
+                label if i == 0 else "",
+                role if i == 0 else "",
+                name,
+                requests[name].canonical() if name in requests else "-",
+                limits[name].canonical() if name in limits else "-",
+                _source_text(source, name) if isinstance(source, ContainerView) else source if name != "-" else "",
+            ]
+        )
+    return rows
+
+
+def _align(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() + "\n" for row in rows
+    )
+
+
+def render_markdown(views: Sequence[TrainJobView]) -> str:
+    """Markdown for a pull-request comment: one table per TrainJob, one row per container."""
+    blocks: list[str] = []
+    for view in views:
+        lines = [
+            f"### TrainJob `{view.display}`",
+            "",
+            f"Runtime: {view.runtime_kind} `{view.runtime_name}`",
+            "",
+            "| replicated job | pods | container | role | requests | limits | set by |",
+            "| --- | ---: | --- | --- | --- | --- | --- |",
+        ]
+        for job in view.jobs:
+            first_row = len(lines)
+            for i, container in enumerate(job.containers):
+                lines.append(
+                    _md_row(
+                        job.name if i == 0 else "",
+                        str(job.pods) if i == 0 else "",
+                        container.name,
+                        container.role,
+                        _listing(container.quantities("requests")),
+                        _listing(container.quantities("limits")),
+                        _md_sources(container),
+                    )
+                )
+            extra = []
+            if job.pod.requests or job.pod.limits:
+                extra.append((POD_RESOURCES_LABEL, job.pod.requests, job.pod.limits, POD_RESOURCES_SOURCE))
+            if job.pod.overhead:
+                extra.append((OVERHEAD_LABEL, job.pod.overhead, {}, OVERHEAD_SOURCE))
+            for label, requests, limits, source in extra:
+                lead = (job.name, str(job.pods)) if len(lines) == first_row else ("", "")
+                lines.append(_md_row(*lead, label, "", _listing(requests), _listing(limits), source))
+            lead = (job.name, str(job.pods)) if len(lines) == first_row else ("", "")
+            lines.append(
+                _md_row(
+                    *lead,
+                    "**per pod**",
+                    "",
+                    f"**{_listing(job.pod_requests)}**",
+                    f"**{_listing(job.pod_limits)}**",
+                    "",
+                )
+            )
+        lines.append(
+            _md_row(
+                "**total**",
+                f"**{view.pods}**",
+                "",
+                "",
+                f"**{_listing(view.total_requests)}**",
+                f"**{_listing(view.total_limits)}**",
+                "",
+            )
+        )
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks) if blocks else "No TrainJobs.\n"
+
+
+def _md_row(*cells: str) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def _md_sources(container: ContainerView) -> str:
+    """Which fields each source set: a whole section by name when one source set all of it."""
+    by_source: dict[str, list[str]] = {}
+    for section in SECTIONS:
+        values = container.section(section)
+        sources = {v.source for v in values.values()}
+        if len(sources) == 1:
+            by_source.setdefault(sources.pop(), []).append(section)
+            continue
+        for name in sorted(values):
+            by_source.setdefault(values[name].source, []).append(f"{section}.{name}")
+    ordered = sorted(by_source.items(), key=lambda pair: pair[0] == DEFAULTED_FROM_LIMITS)
+    return "; ".join(f"{_md_source(source)}: {', '.join(fields)}" for source, fields in ordered)
+
+
+def _md_source(source: str) -> str:
+    for prefix in ("patch ", "LimitRange "):
+        if source.startswith(prefix):
+            return f"{prefix}`{source.removeprefix(prefix)}`"
+    return source

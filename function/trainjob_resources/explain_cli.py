@@ -1,0 +1,197 @@
+"""``trainjob-resources explain``: what every TrainJob in the inputs will really request.
+
+Reads the same inputs as ``render`` (files, folders, kustomizations, ``-`` for stdin), runs the
+function on them for its errors and warnings (stderr), and prints, for every TrainJob that
+renders, its pods and their effective requests and limits (stdout). Exit status: 0, or 1 when the
+function reports any error (the namespace or platform policy included) or the inputs cannot be
+read; 2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+
+    from .bundle import Bundle
+    from .config import FunctionConfig
+    from .explain import TrainJobView
+    from .krm import Item, ResourceList, ResourceRef, Result
+
+FORMATS = ("table", "json", "markdown")
+NAMESPACED_POLICY_KINDS = ("LimitRange", "ResourceQuota")
+
+DESCRIPTION = """\
+Explain what each TrainJob will ask the scheduler for: per replicated job the number of pods
+and, per container (initContainer, sidecar, container), the effective requests and limits and
+where each value came from (runtime, patch <manager>, resourcesPerNode, defaulted from limits,
+LimitRange <namespace>/<name>); each pod by Kubernetes' formula for init containers and native
+sidecars; and the TrainJob's total (pods x pod). Errors and warnings of the function, including
+the namespace's LimitRanges and ResourceQuotas and the functionConfig's policy, go to stderr.
+
+PATH is read as by `trainjob-resources render`: a file, a folder (with a kustomization: built
+first) or - for stdin; default: the current folder.
+"""
+
+
+@dataclass
+class Explained:
+    output: str
+    messages: list[str]
+    failed: bool
+
+
+def main(args: list[str]) -> int:
+    options = _parser().parse_args(args)
+    from .render_cli import RenderError
+
+    try:
+        resource_list = _load(options.paths or ["."], options.config, options.namespace)
+        explained = explain_resource_list(resource_list, options.format)
+    except RenderError as err:
+        sys.stderr.write(f"trainjob-resources explain: error: {err}\n")
+        return 1
+    except Exception as err:  # a bug of ours: say so plainly, keep the traceback for debugging only
+        if os.environ.get("TRAINJOB_RESOURCES_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write(
+            f"trainjob-resources explain: internal error ({type(err).__name__}: {err}); please report it\n"
+        )
+        return 1
+    for line in explained.messages:
+        sys.stderr.write(line + "\n")
+    sys.stdout.buffer.write(explained.output.encode())
+    sys.stdout.flush()
+    return 1 if explained.failed else 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="trainjob-resources explain",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="file, folder or - (default: .)")
+    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument("--config", metavar="FILE", help="functionConfig: a v1 ConfigMap or a TrainJobResources")
+    parser.add_argument(
+        "--namespace",
+        metavar="NS",
+        help="namespace of TrainJobs, TrainingRuntimes, LimitRanges and ResourceQuotas that name none",
+    )
+    return parser
+
+
+def _load(paths: list[str], config: str | None, namespace: str | None) -> ResourceList:
+    """The inputs as ``render`` reads them (its reader), as one ResourceList."""
+    from pathlib import Path
+
+    from . import krm
+    from .render_cli import Inputs, RenderError, _default_namespace, _function_config, _read_path
+
+    config_item = _function_config(config, None)
+    skip = {Path(config).resolve()} if config else set()
+    inputs = Inputs()
+    for raw in paths:
+        _read_path(raw, inputs, skip)
+    if inputs.errors:
+        raise RenderError("\n".join(inputs.errors))
+    if namespace:
+        _default_namespace(inputs.items, namespace)
+        _default_policy_namespace(inputs.items, namespace)
+    return krm.ResourceList(items=inputs.items, function_config=config_item)
+
+
+def _default_policy_namespace(items: list[Item], namespace: str) -> None:
+    from yaml.nodes import MappingNode
+
+    from . import yamlnodes as yn
+
+    for item in items:
+        if item.api_version == "v1" and item.kind in NAMESPACED_POLICY_KINDS and not item.namespace:
+            assert isinstance(item.node, MappingNode)
+            yn.set_key(yn.ensure_map(item.node, "metadata"), "namespace", yn.str_node(namespace))
+            item.touched()
+
+
+def explain_resource_list(resource_list: ResourceList, output_format: str = "table") -> Explained:
+    """Pure: the rendered explanation, the function's error and warning lines, and whether any is an error.
+
+    A TrainJob is explained when it renders but for the policy's own findings: one with any
+    other error (a bad patch, a missing runtime) is left out, and its errors say why.
+    """
+    from . import explain
+    from .config import ConfigError, parse_config
+    from .process import process
+
+    config_item = resource_list.function_config
+    try:
+        config = parse_config(config_item.value() if config_item is not None else None)
+    except ConfigError:
+        config = None
+    views: list[tuple[ResourceRef, TrainJobView, set[tuple[str, str, str | None]]]] = []
+    if config is not None:
+        from .bundle import index
+
+        bundle = index(resource_list.items)
+        for item in bundle.trainjobs:
+            explained = _explain_item(item, bundle, config)
+            if explained is not None:
+                views.append((item.ref, *explained))
+    results = process(resource_list).results
+    shown = [view for ref, view, own in views if not any(_foreign_error(r, ref, own) for r in results)]
+    renderers = {"table": explain.render_table, "json": explain.render_json, "markdown": explain.render_markdown}
+    messages = [r.display() for r in results if r.severity != "info"]
+    return Explained(renderers[output_format](shown), messages, any(r.severity == "error" for r in results))
+
+
+def _foreign_error(result: Result, ref: ResourceRef, own: set[tuple[str, str, str | None]]) -> bool:
+    """An error about this TrainJob that the policy did not report (the TrainJob does not render)."""
+    return (
+        result.severity == "error"
+        and result.resource_ref == ref
+        and (result.message, result.severity, result.field_path) not in own
+    )
+
+
+def _explain_item(
+    item: Item, bundle: Bundle, config: FunctionConfig
+) -> tuple[TrainJobView, set[tuple[str, str, str | None]]] | None:
+    """The TrainJob's pods as the policy sees them, and the policy's findings; None if it cannot be read."""
+    from yaml.nodes import MappingNode
+
+    from . import yamlnodes as yn
+    from .bundle import resolve
+    from .models import parse_trainjob
+    from .policy import assess
+    from .provenance import ProvenanceError, restore
+    from .quantity import QuantityError
+    from .sites import container_sites
+
+    work = yn.deep_copy(item.node)
+    assert isinstance(work, MappingNode)
+    try:
+        restored = restore(work)
+    except ProvenanceError:
+        return None
+    raw = yn.to_python(work) if restored else item.value()
+    trainjob, _ = parse_trainjob(raw)
+    if trainjob is None:
+        return None
+    entry = resolve(bundle, trainjob.spec.runtime_ref, item.namespace).entry
+    if entry is None or entry.model is None:
+        return None
+    try:
+        assessment = assess(trainjob, item.namespace, entry, list(container_sites(trainjob, raw)), bundle, config)
+    except QuantityError:
+        return None  # the function's warning says why
+    own: set[tuple[str, str, str | None]] = {(v.message, v.severity, v.path or None) for v in assessment.violations}
+    return assessment.view, own

@@ -26,9 +26,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check function tests bench
 	$(BIN)/mypy --strict function
 
-## Regenerate every golden file from the current code; review the diff.
+## Regenerate every golden file from the current code (function, explain, examples); review the diff.
 goldens: $(STAMP)
 	$(BIN)/python -m tests.goldens
+	$(BIN)/python -m tests.test_explain
+	$(BIN)/python -m tests.examples
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -354,3 +354,24 @@ def test_the_entry_point_and_a_light_import() -> None:
     probe = "import sys, trainjob_resources.render_cli; print(sorted({'yaml', 'pydantic'} & set(sys.modules)))"
     imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert imported.strip() == "[]"
+
+
+def test_namespace_default_reaches_limit_ranges(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An Argo CD app's objects often name no namespace: its LimitRange must still guard its TrainJobs."""
+    limit_range = """\
+apiVersion: v1
+kind: LimitRange
+metadata:
+  name: caps
+spec:
+  limits:
+  - type: Container
+    max:
+      memory: 32Gi
+"""
+    stdin = RUNTIME + "---\n" + TRAINJOB + "---\n" + limit_range
+    code, _, err = run(["-", "--namespace", "ml-team"], capsys, monkeypatch, stdin=stdin)
+    assert code == 1
+    assert "LimitRange ml-team/caps" in err
+    code, _, err = run(["-"], capsys, monkeypatch, stdin=stdin.replace("memory: 32Gi", "memory: 128Gi"))
+    assert code == 0, err

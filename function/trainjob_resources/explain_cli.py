@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from .krm import Item, ResourceList, ResourceRef, Result
 
 FORMATS = ("table", "json", "markdown")
-NAMESPACED_POLICY_KINDS = ("LimitRange", "ResourceQuota")
 
 DESCRIPTION = """\
 Explain what each TrainJob will ask the scheduler for: per replicated job the number of pods
@@ -91,35 +90,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _load(paths: list[str], config: str | None, namespace: str | None) -> ResourceList:
-    """The inputs as ``render`` reads them (its reader), as one ResourceList."""
-    from pathlib import Path
+    """The inputs as ``render`` reads them, as one ResourceList."""
+    from .render_cli import RenderError, load
 
-    from . import krm
-    from .render_cli import Inputs, RenderError, _default_namespace, _function_config, _read_path
-
-    config_item = _function_config(config, None)
-    skip = {Path(config).resolve()} if config else set()
-    inputs = Inputs()
-    for raw in paths:
-        _read_path(raw, inputs, skip)
+    resource_list, inputs = load(paths, config, namespace)
     if inputs.errors:
         raise RenderError("\n".join(inputs.errors))
-    if namespace:
-        _default_namespace(inputs.items, namespace)
-        _default_policy_namespace(inputs.items, namespace)
-    return krm.ResourceList(items=inputs.items, function_config=config_item)
-
-
-def _default_policy_namespace(items: list[Item], namespace: str) -> None:
-    from yaml.nodes import MappingNode
-
-    from . import yamlnodes as yn
-
-    for item in items:
-        if item.api_version == "v1" and item.kind in NAMESPACED_POLICY_KINDS and not item.namespace:
-            assert isinstance(item.node, MappingNode)
-            yn.set_key(yn.ensure_map(item.node, "metadata"), "namespace", yn.str_node(namespace))
-            item.touched()
+    return resource_list
 
 
 def explain_resource_list(resource_list: ResourceList, output_format: str = "table") -> Explained:

@@ -32,7 +32,8 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 ENV_PREFIX = "ARGOCD_ENV_"
 ENV_LABEL = f"{ENV_PREFIX}* environment"
 STDIN_LABEL = "<stdin>"
-DEFAULTED_KINDS = ("TrainJob", "TrainingRuntime")
+DEFAULTED_KINDS = {("trainer.kubeflow.org", "TrainJob"), ("trainer.kubeflow.org", "TrainingRuntime")}
+DEFAULTED_KINDS |= {("", "LimitRange"), ("", "ResourceQuota")}
 
 _MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.MULTILINE)
 _NOT_CONTENT = re.compile(r"^(?:[ \t]*(?:#.*)?|%.*)$")
@@ -115,23 +116,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _render(options: argparse.Namespace) -> int:
-    from . import krm
     from .process import process
 
     environ = os.environ
-    config_item = _function_config(options.config, environ if options.config_from_env else None)
     namespace = options.namespace
     if namespace is None and options.config_from_env:
         namespace = environ.get("ARGOCD_APP_NAMESPACE") or None
-    skip = {Path(options.config).resolve()} if options.config else set()
-    inputs = Inputs()
-    for raw in options.paths or ["."]:
-        _read_path(raw, inputs, skip)
+    resource_list, inputs = load(
+        options.paths or ["."], options.config, namespace, environ if options.config_from_env else None
+    )
     if inputs.errors:
         return _fail(inputs.errors, options, environ)
-    if namespace:
-        _default_namespace(inputs.items, namespace)
-    result = process(krm.ResourceList(items=inputs.items, function_config=config_item))
+    result = process(resource_list)
     errors = [r.display() for r in result.results if r.severity == "error"]
     for line in (r.display() for r in result.results if r.severity == "warning"):
         sys.stderr.write(line + "\n")
@@ -143,6 +139,23 @@ def _render(options: argparse.Namespace) -> int:
     sys.stdout.buffer.write(_write(result, inputs).encode())
     sys.stdout.flush()
     return 0
+
+
+def load(
+    paths: Sequence[str], config: str | None, namespace: str | None, environ: Mapping[str, str] | None = None
+) -> tuple[ResourceList, Inputs]:
+    """The inputs as one ResourceList, read as ``render`` and ``explain`` read them; problems that
+    stop reading are in ``Inputs.errors``. Objects that name no namespace get ``namespace``."""
+    from . import krm
+
+    config_item = _function_config(config, environ)
+    skip = {Path(config).resolve()} if config else set()
+    inputs = Inputs()
+    for raw in paths:
+        _read_path(raw, inputs, skip)
+    if namespace and not inputs.errors:
+        _default_namespace(inputs.items, namespace)
+    return krm.ResourceList(items=inputs.items, function_config=config_item), inputs
 
 
 def _fail(errors: list[str], options: argparse.Namespace, environ: Mapping[str, str]) -> int:
@@ -351,10 +364,9 @@ def _default_namespace(items: Sequence[Item], namespace: str) -> None:
     from yaml.nodes import MappingNode
 
     from . import yamlnodes as yn
-    from .models import TRAINER_GROUP
 
     for item in items:
-        if item.group == TRAINER_GROUP and item.kind in DEFAULTED_KINDS and not item.namespace:
+        if (item.group, item.kind) in DEFAULTED_KINDS and not item.namespace:
             assert isinstance(item.node, MappingNode)
             metadata = yn.ensure_map(item.node, "metadata")
             yn.delete_key(metadata, "namespace")

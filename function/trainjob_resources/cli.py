@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import BinaryIO, TextIO
 
 from . import krm
-from .yamlnodes import YamlInputError
+from .yamlnodes import MAX_INPUT_BYTES, YamlInputError
 
 Processor = Callable[[krm.ResourceList], krm.ResourceList]
 
@@ -29,25 +29,45 @@ def as_main(
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     stderr = stderr or sys.stderr
-    data = stdin.read()
+    data = stdin.read(MAX_INPUT_BYTES + 1)
     try:
         resource_list = processor(krm.read(data))
+        output = krm.write(resource_list)
     except (krm.ResourceListError, YamlInputError) as err:
         failure = krm.ResourceList(items=[], results=[krm.Result(str(err))])
         failure.json_format = data.lstrip().startswith(b"{")
-        stdout.write(krm.write(failure))
-        stderr.write(f"trainjob-resources: error: {err}\n")
-        return 1
+        return _emit(stdout, stderr, krm.write(failure), [f"trainjob-resources: error: {err}"])
     except Exception as err:  # a bug of ours: say so plainly, keep the traceback for debugging only
         if os.environ.get("TRAINJOB_RESOURCES_DEBUG"):
             traceback.print_exc(file=stderr)
-        stderr.write(f"trainjob-resources: internal error ({type(err).__name__}: {err}); please report it\n")
+        message = f"internal error ({type(err).__name__}: {str(err)[:500]}); please report it"
+        return _emit(stdout, stderr, _unchanged(data, message), [f"trainjob-resources: {message}"])
+    lines = [r.display() for r in krm.shown_results(resource_list.results) if r.severity != "info"]
+    return _emit(stdout, stderr, output, lines, 1 if resource_list.has_errors() else 0)
+
+
+def _unchanged(data: bytes, message: str) -> bytes:
+    """The input's items as they came, with ``message`` as an error: nothing is lost to our bug."""
+    try:
+        resource_list = krm.read(data)
+        resource_list.results = [krm.Result(message)]
+        return krm.write(resource_list)
+    except Exception:
+        failure = krm.ResourceList(items=[], results=[krm.Result(message)])
+        failure.json_format = data.lstrip().startswith(b"{")
+        return krm.write(failure)
+
+
+def _emit(stdout: BinaryIO, stderr: TextIO, output: bytes, lines: list[str], code: int = 1) -> int:
+    try:
+        stdout.write(output)
+        stdout.flush()
+    except BrokenPipeError:
+        stderr.write("trainjob-resources: error: stdout was closed before the ResourceList was written\n")
         return 1
-    stdout.write(krm.write(resource_list))
-    for result in resource_list.results:
-        if result.severity != "info":
-            stderr.write(result.display() + "\n")
-    return 1 if resource_list.has_errors() else 0
+    for line in lines:
+        stderr.write(line + "\n")
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

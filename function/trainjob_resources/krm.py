@@ -7,10 +7,11 @@ A small SDK in the style of kpt's: ``ResourceList``, ``Item`` accessors over nod
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from . import yamlnodes as yn
 from .violations import Severity
@@ -18,6 +19,8 @@ from .violations import Severity
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1")
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
 INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
+MAX_ITEMS = 100_000
+MAX_RESULTS = 10_000
 
 
 class ResourceListError(ValueError):
@@ -33,7 +36,7 @@ class ResourceRef:
 
     def display(self) -> str:
         where = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {where}{self.name}"
+        return f"{self.kind} {where}{self.name}".strip()
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ class Result:
         parts: list[str] = [self.severity]
         if self.file is not None:
             parts.append(self.file.path if self.file.index in (None, 0) else f"{self.file.path}#{self.file.index}")
-        if self.resource_ref is not None:
+        if self.resource_ref is not None and self.resource_ref.display():
             parts.append(self.resource_ref.display())
         if self.field_path:
             parts.append(self.field_path)
@@ -183,7 +186,7 @@ def read(data: bytes) -> ResourceList:
     """Parse a ResourceList (YAML or JSON). Raises ResourceListError or yn.YamlInputError."""
     text = yn.decode(data)
     root = yn.compose(text)
-    if root is None:
+    if root is None or (isinstance(root, ScalarNode) and root.tag == yn.NULL_TAG and not root.value):
         raise ResourceListError("input is empty: expected a ResourceList (config.kubernetes.io/v1)")
     if not isinstance(root, MappingNode):
         raise ResourceListError("input is not a ResourceList: the document is not a mapping")
@@ -194,10 +197,21 @@ def read(data: bytes) -> ResourceList:
             f"input is not a ResourceList: got apiVersion {api_version!r}, kind {kind!r}; "
             f"expected kind 'ResourceList' and apiVersion one of {', '.join(RESOURCE_LIST_VERSIONS)}"
         )
+    seen_keys: set[str] = set()
+    for key, _ in root.value:
+        line = key.start_mark.line + 1
+        if not isinstance(key, ScalarNode) or key.tag == yn.MERGE_TAG:
+            raise ResourceListError(f"ResourceList: only plain keys are supported (line {line})")
+        if key.value in seen_keys:
+            raise ResourceListError(f"ResourceList: duplicate mapping key {key.value!r} (line {line})")
+        seen_keys.add(key.value)
     items_node = yn.get(root, "items")
     items: list[Item] = []
     results: list[Result] = []
     if isinstance(items_node, SequenceNode):
+        if len(items_node.value) > MAX_ITEMS:
+            raise ResourceListError(f"ResourceList has {len(items_node.value)} items; the limit is {MAX_ITEMS}")
+        anchors = "&" in text
         for i, node in enumerate(items_node.value):
             item = Item(node)
             items.append(item)
@@ -206,6 +220,9 @@ def read(data: bytes) -> ResourceList:
                 message, path = problem
                 ref = item.ref if isinstance(node, MappingNode) else None
                 results.append(Result(f"items[{i}] {message}", "error", ref, path, None, None, item.file))
+            if anchors:
+                # An alias may share a node between items; editing one item must not change another.
+                item.node = yn.deep_copy(node)
     elif not yn.is_null(items_node):
         raise ResourceListError("ResourceList.items must be a list")
     try:
@@ -230,10 +247,40 @@ def write(resource_list: ResourceList) -> bytes:
     if resource_list.function_config is not None:
         yn.set_key(root, "functionConfig", resource_list.function_config.node)
     if resource_list.results:
-        yn.set_key(root, "results", yn.from_python([r.to_python() for r in resource_list.results]))
+        results = shown_results(resource_list.results)
+        yn.set_key(root, "results", yn.from_python([r.to_python() for r in results]))
     if resource_list.json_format:
-        return (json.dumps(yn.to_python(root), ensure_ascii=False, indent=2) + "\n").encode()
+        value = yn.to_python(root)
+        try:
+            text = json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)
+        except ValueError:
+            text = json.dumps(_finite(value), ensure_ascii=False, indent=2, allow_nan=False)
+        return (text + "\n").encode()
     return yn.serialize(root).encode()
+
+
+def shown_results(results: list[Result]) -> list[Result]:
+    """All the results, or the MAX_RESULTS most severe (errors first, in order) and a count of the rest."""
+    if len(results) <= MAX_RESULTS:
+        return results
+    rank = {"error": 0, "warning": 1, "info": 2}
+    order = sorted(range(len(results)), key=lambda i: (rank.get(results[i].severity, 3), i))
+    kept = set(order[:MAX_RESULTS])
+    rest = [results[i] for i in order[MAX_RESULTS:]]
+    severity = min((r.severity for r in rest), key=lambda s: rank.get(s, 3))
+    shown = [r for i, r in enumerate(results) if i in kept]
+    return [*shown, Result(f"{len(rest)} more results not shown", severity)]
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with infinities and NaN (``.inf``, ``1.0e+400``), which JSON cannot hold, as YAML's spelling."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else ".inf" if value > 0 else "-.inf"
+    if isinstance(value, dict):
+        return {_finite(k) if isinstance(k, float) else k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _item_problem(node: Node) -> tuple[str, str | None] | None:

@@ -20,11 +20,12 @@ MAP_TAG = "tag:yaml.org,2002:map"
 SEQ_TAG = "tag:yaml.org,2002:seq"
 NULL_TAG = "tag:yaml.org,2002:null"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
-_MERGE_TAG = "tag:yaml.org,2002:merge"
+MERGE_TAG = "tag:yaml.org,2002:merge"
 
-MAX_INPUT_BYTES = 256 * 1024 * 1024
+MAX_INPUT_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 200
-MAX_EXPANDED_NODES = 10_000_000
+MAX_NODES = 2_000_000
+MAX_EXPANDED_NODES = 4_000_000
 
 
 class YamlInputError(ValueError):
@@ -55,11 +56,12 @@ _Constructor.add_constructor(_TIMESTAMP_TAG, _Constructor.construct_yaml_str)  #
 
 
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_NOT_INDICATORS = bytes(b for b in range(256) if b not in b"[]{},:-?")
 
 
-def _flow_depth_bound(text: str) -> int:
+def _flow_depth_bound(encoded: bytes) -> int:
     """Deepest bracket nesting, counting brackets inside strings too (so an upper bound)."""
-    brackets = text.encode().translate(None, _NOT_BRACKETS).replace(b"{", b"[").replace(b"}", b"]")
+    brackets = encoded.translate(None, _NOT_BRACKETS).replace(b"{", b"[").replace(b"}", b"]")
     depth = 0
     while brackets and depth <= MAX_DEPTH:
         innermost_removed = brackets.replace(b"[]", b"")
@@ -70,32 +72,42 @@ def _flow_depth_bound(text: str) -> int:
     return depth
 
 
-def _block_depth_bound(text: str) -> int:
-    indents = re.findall(r"^[ \t\-?:]*", text, re.MULTILINE)
-    return max((len(i) for i in indents), default=0)
+def _block_depth_bound(text: str, width: int) -> bool:
+    """Whether some line starts with ``width`` or more indentation or block indicators."""
+    return width <= 0 or re.search(rf"^[ \t\-?:]{{{width}}}", text, re.MULTILINE) is not None
 
 
-def _exact_depth(text: str) -> tuple[int, int, int]:
-    depth = deepest = 0
-    line = column = 0
+def _node_bound(encoded: bytes) -> int:
+    """An upper bound on the nodes of a document: every node but the root is next to one of
+    ``[]{},:-?`` and no indicator serves more than three (``a: b`` is a mapping, a key and a value)."""
+    return 4 * len(encoded.translate(None, _NOT_INDICATORS)) + 1
+
+
+def _exact_bounds(text: str) -> None:
+    """Count nesting and nodes on the parser's events, before any node is built."""
+    depth = nodes = 0
     for event in yaml.parse(text, Loader=yaml.CSafeLoader):
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
-            if depth > deepest:
-                deepest = depth
-                mark = event.start_mark
-                line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
-                if deepest > MAX_DEPTH:
-                    break
+            nodes += 1
+            if depth > MAX_DEPTH:
+                raise YamlInputError(f"nesting deeper than {MAX_DEPTH} levels", *_position(event.start_mark))
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
-    return deepest, line, column
+        elif isinstance(event, yaml.ScalarEvent):
+            nodes += 1
+        if nodes > MAX_NODES:
+            raise YamlInputError(f"more than {MAX_NODES} YAML nodes", *_position(event.start_mark))
+
+
+def _position(mark: Any) -> tuple[int | None, int | None]:
+    return (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
 
 
 def decode(data: bytes) -> str:
     """UTF-8 text of the input (a BOM is dropped), or a YamlInputError."""
     if len(data) > MAX_INPUT_BYTES:
-        raise YamlInputError(f"input is {len(data)} bytes; the limit is {MAX_INPUT_BYTES} bytes")
+        raise YamlInputError(f"input is larger than {MAX_INPUT_BYTES} bytes, the limit")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -104,12 +116,13 @@ def decode(data: bytes) -> str:
 
 
 def compose(text: str) -> Node | None:
-    """The single document of ``text`` as a node tree, within the depth and alias bounds."""
+    """The single document of ``text`` as a node tree, within the depth, node and alias bounds."""
     try:
-        if _flow_depth_bound(text) + _block_depth_bound(text) + 1 > MAX_DEPTH:
-            deepest, line, column = _exact_depth(text)
-            if deepest > MAX_DEPTH:
-                raise YamlInputError(f"nesting deeper than {MAX_DEPTH} levels", line, column)
+        encoded = text.encode()
+        flow_depth = _flow_depth_bound(encoded)
+        if _node_bound(encoded) > MAX_NODES or _block_depth_bound(text, MAX_DEPTH - flow_depth):
+            _exact_bounds(text)
+        del encoded
         node = yaml.compose(text, Loader=yaml.CSafeLoader)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
@@ -125,8 +138,10 @@ def compose(text: str) -> Node | None:
 
 
 def _check_expansion(root: Node) -> None:
-    """Reject alias bombs: the tree, aliases expanded, must stay under MAX_EXPANDED_NODES."""
+    """Reject alias bombs and recursive aliases: the tree, aliases expanded, must be finite and stay
+    under MAX_EXPANDED_NODES."""
     sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
     stack: list[tuple[Node, bool]] = [(root, False)]
     while stack:
         node, children_done = stack.pop()
@@ -137,6 +152,13 @@ def _check_expansion(root: Node) -> None:
             continue
         children = _children(node)
         if not children_done:
+            if id(node) in open_nodes:
+                # Only a descendant can push a node again before its own sizing finishes.
+                mark = node.start_mark
+                raise YamlInputError(
+                    "recursive alias: an anchored node contains itself", mark.line + 1, mark.column + 1
+                )
+            open_nodes.add(id(node))
             stack.append((node, True))
             stack.extend((c, False) for c in children if id(c) not in sizes)
             continue
@@ -175,7 +197,7 @@ def check_duplicate_keys(root: Node) -> None:
                 continue
             for key, value in node.value:
                 if isinstance(key, ScalarNode):
-                    if key.tag == _MERGE_TAG:
+                    if key.tag == MERGE_TAG:
                         continue
                     ident = (key.tag, key.value)
                     if ident in keys:
@@ -193,57 +215,73 @@ def _join(path: str, key: str) -> str:
 
 
 def to_python(node: Node) -> Any:
-    """The plain Python value of a node (merge keys applied, timestamps as strings)."""
-    constructor = _Constructor()
-    try:
-        return _fast_value(node, constructor, {})
-    except _NeedsFullConstructor:
-        return constructor.construct_document(node)
+    """The plain Python value of a node, never failing and never changing the node.
 
-
-class _NeedsFullConstructor(Exception):
-    """A node the fast path does not handle (merge keys, unusual tags)."""
+    Merge keys are applied; timestamps stay strings; a scalar that its tag cannot construct (an
+    integer of more digits than Python converts, ``!!int abc``), and any tag beyond YAML's plain
+    ones (``!!binary``, ``!!python/...``, ``!custom``), give the scalar's text; other tagged
+    mappings and sequences give a dict and a list; a key that is not a scalar gives its YAML text.
+    """
+    return _value(node, _Constructor(), {})
 
 
 _SCALAR_TAGS = {
     "tag:yaml.org,2002:int": "construct_yaml_int",
     "tag:yaml.org,2002:float": "construct_yaml_float",
     "tag:yaml.org,2002:bool": "construct_yaml_bool",
-    _TIMESTAMP_TAG: "construct_yaml_str",
 }
 
 
-def _fast_value(node: Node, constructor: _Constructor, memo: dict[int, Any]) -> Any:
-    # SafeConstructor is generic and slow; Kubernetes objects use a handful of tags, built here
-    # directly, and anything else goes to SafeConstructor so the result is the same.
+def _value(node: Node, constructor: _Constructor, memo: dict[int, Any]) -> Any:
+    # Built here rather than by SafeConstructor: it is slow, raises on the tags and values above,
+    # and applies merge keys by rewriting the node in place.
     if isinstance(node, ScalarNode):
-        if node.tag == STR_TAG:
-            return node.value
         if node.tag == NULL_TAG:
             return None
         method = _SCALAR_TAGS.get(node.tag)
         if method is None:
-            raise _NeedsFullConstructor
-        return getattr(constructor, method)(node)
+            return node.value
+        try:
+            return getattr(constructor, method)(node)
+        except (ValueError, KeyError):
+            return node.value
     known = memo.get(id(node))
     if known is not None:
         return known
     if isinstance(node, MappingNode):
-        if node.tag != MAP_TAG:
-            raise _NeedsFullConstructor
         mapping: dict[Any, Any] = {}
         memo[id(node)] = mapping
+        own: list[tuple[Any, Any]] = []
         for key, value in node.value:
-            if not isinstance(key, ScalarNode) or key.tag == _MERGE_TAG:
-                raise _NeedsFullConstructor
-            mapping[_fast_value(key, constructor, memo)] = _fast_value(value, constructor, memo)
+            if isinstance(key, ScalarNode) and key.tag == MERGE_TAG:
+                merged = _merged(value, constructor, memo)
+                if merged is not None:
+                    mapping.update(merged)
+                    continue
+            own.append((_key(key, constructor, memo), _value(value, constructor, memo)))
+        mapping.update(own)
         return mapping
-    if node.tag != SEQ_TAG:
-        raise _NeedsFullConstructor
     sequence: list[Any] = []
     memo[id(node)] = sequence
-    sequence.extend(_fast_value(v, constructor, memo) for v in node.value)
+    sequence.extend(_value(v, constructor, memo) for v in node.value)
     return sequence
+
+
+def _merged(node: Node, constructor: _Constructor, memo: dict[int, Any]) -> dict[Any, Any] | None:
+    """What a merge key's value contributes (earlier mappings of a list win), or None if it is no merge."""
+    sources = [node] if isinstance(node, MappingNode) else node.value if isinstance(node, SequenceNode) else None
+    if not sources or not all(isinstance(s, MappingNode) for s in sources):
+        return None
+    out: dict[Any, Any] = {}
+    for source in reversed(sources):
+        out.update(_value(source, constructor, memo))
+    return out
+
+
+def _key(node: Node, constructor: _Constructor, memo: dict[int, Any]) -> Any:
+    if isinstance(node, ScalarNode):
+        return _value(node, constructor, memo)
+    return serialize(deep_copy(node)).strip()
 
 
 _representer = yaml.representer.SafeRepresenter(default_flow_style=False, sort_keys=False)
@@ -345,6 +383,13 @@ def deep_copy(node: Node) -> Node:
 
 def serialize(node: Node) -> str:
     """Block YAML the way kyaml writes it: two-space indent, no line folding, unicode kept."""
+    text = _serialize(node)
+    if "! ''" in text and _spell_flow_nulls(node):
+        text = _serialize(node)
+    return text
+
+
+def _serialize(node: Node) -> str:
     text: str = yaml.serialize(
         node,
         Dumper=yaml.CSafeDumper,
@@ -354,3 +399,24 @@ def serialize(node: Node) -> str:
         explicit_start=False,
     )
     return text
+
+
+def _spell_flow_nulls(root: Node) -> bool:
+    """Spell empty nulls inside flow collections ``null``: libyaml writes them ``! ''``, which YAML
+    parsers other than PyYAML (kyaml's among them) read as an empty string."""
+    changed = False
+    seen: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, in_flow = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            if in_flow and node.tag == NULL_TAG and node.value == "":
+                node.value = "null"
+                changed = True
+            continue
+        in_flow = in_flow or (isinstance(node, MappingNode | SequenceNode) and bool(node.flow_style))
+        stack.extend((child, in_flow) for child in _children(node))
+    return changed

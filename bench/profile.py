@@ -332,34 +332,42 @@ def memory_profile(data: bytes) -> None:
     print(f"  peak {peak:.1f}")
 
 
-def instrumented(data: bytes, targets: Sequence[tuple[Any, str, str, str | None]], repeat: int) -> tuple[Timers, float]:
-    """The fastest of ``repeat`` instrumented runs (gc disabled, as the CLI runs): its timers and total."""
-    best: tuple[Timers, float] | None = None
-    for _ in range(repeat):
-        timers = Timers()
-        gc.disable()
-        with wrapped(timers, targets):
-            start = time.perf_counter()
-            pipeline(data)
-            total = time.perf_counter() - start
-        gc.enable()
-        if best is None or total < best[1]:
-            best = (timers, total)
-    assert best is not None
-    return best
+def instrumented(data: bytes, targets: Sequence[tuple[Any, str, str, str | None]]) -> tuple[Timers, float]:
+    """One instrumented run (gc disabled, as the CLI runs): its timers and total."""
+    timers = Timers()
+    gc.disable()
+    gc.collect()
+    with wrapped(timers, targets):
+        start = time.perf_counter()
+        pipeline(data)
+        total = time.perf_counter() - start
+    gc.enable()
+    return timers, total
 
 
 def profile(n: int, top: int, cprofile: bool, repeat: int) -> None:
+    """Rounds of (plain, with gc, phases, steps) so that drift of the machine hits each alike; the
+    fastest of each kind is shown."""
     data = generate.resource_list(n).encode()
-    print(f"\n=== N={n}: {generate.item_count(n)} items, {len(data)} bytes; best of {repeat} runs ===")
+    print(f"\n=== N={n}: {generate.item_count(n)} items, {len(data)} bytes; best of {repeat} rounds ===")
     pipeline(data)
-    plain = min(timed_run(data, collect=False) for _ in range(repeat))
-    with_gc = min(timed_run(data, collect=True) for _ in range(repeat))
-    print(f"pipeline wall, no instrumentation: {plain:.3f} s with gc disabled (as the CLI runs), {with_gc:.3f} s with")
-    coarse, total = instrumented(data, COARSE, repeat)
-    print_phases("Phases (validate = process_trainjob minus _materialize; results = Item.result):", coarse, total)
-    fine, total = instrumented(data, COARSE + FINE, repeat)
-    print_steps(fine, total)
+    plain: list[float] = []
+    with_gc: list[float] = []
+    coarse: list[tuple[Timers, float]] = []
+    fine: list[tuple[Timers, float]] = []
+    for _ in range(repeat):
+        plain.append(timed_run(data, collect=False))
+        with_gc.append(timed_run(data, collect=True))
+        coarse.append(instrumented(data, COARSE))
+        fine.append(instrumented(data, COARSE + FINE))
+    print(
+        f"pipeline wall, no instrumentation: {min(plain):.3f} s with gc disabled (as the CLI runs), "
+        f"{min(with_gc):.3f} s with"
+    )
+    timers, total = min(coarse, key=lambda run: run[1])
+    print_phases("Phases (validate = process_trainjob minus _materialize; results = Item.result):", timers, total)
+    timers, total = min(fine, key=lambda run: run[1])
+    print_steps(timers, total)
     memory_profile(data)
     if cprofile:
         print_cprofile(data, top)

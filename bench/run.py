@@ -35,6 +35,7 @@ FUNCTION = VENV_BIN / "trainjob-resources"
 RESULTS = Path(__file__).resolve().parent / "results"
 
 SIZES = (3, 500, 5000)
+PYYAML_PROBE = "import yaml; print(yaml.__version__, 'with libyaml' if yaml.__with_libyaml__ else 'pure Python')"
 TARGETS = {"P1": 1.5, "P2": 0.6, "P3": 12.0, "rss_mb": 250.0}
 
 
@@ -140,7 +141,7 @@ def machine_info(kubectl: str) -> dict[str, Any]:
         "platform": platform.platform(),
         "python": _output([str(PYTHON), "-c", "import sys; print(sys.version.split()[0])"]),
         "pydantic": _output([str(PYTHON), "-c", "import pydantic; print(pydantic.VERSION)"]),
-        "pyyaml": _output([str(PYTHON), "-c", "import yaml; print(yaml.__version__, yaml.__with_libyaml__)"]),
+        "pyyaml": _output([str(PYTHON), "-c", PYYAML_PROBE]),
         "kubectl": f"{shutil.which(kubectl) or kubectl} {kubectl_version}",
         "git_commit": commit + (" (function/ modified)" if dirty else ""),
     }

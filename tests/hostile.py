@@ -8,6 +8,7 @@ import json
 import resource
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,8 +101,21 @@ def _by_kind(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
     return loader.construct_scalar(node)  # type: ignore[arg-type]
 
 
+def _lenient(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def construct(loader: Any, node: Any) -> Any:
+        try:
+            return method(loader, node)
+        except (ArithmeticError, LookupError, ValueError, TypeError):
+            return loader.construct_scalar(node)
+
+    return construct
+
+
 TolerantLoader.add_multi_constructor("", _by_kind)
 TolerantLoader.add_multi_constructor("tag:yaml.org,2002:python/", _by_kind)
+for _tag in ("int", "float", "bool"):
+    _method = getattr(yaml.constructor.SafeConstructor, f"construct_yaml_{_tag}")
+    TolerantLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _lenient(_method))
 
 
 def load(data: bytes | str) -> Any:

@@ -91,11 +91,12 @@ class Result:
 class Item:
     """One resource of the list, as a mapping node; accessors read it, edits change it in place."""
 
-    __slots__ = ("_value", "node")
+    __slots__ = ("_value", "node", "problem")
 
     def __init__(self, node: Node) -> None:
         self.node = node
         self._value: Any = None
+        self.problem: str | None = None  # why read() found it unusable; such an item must pass through untouched
 
     @property
     def api_version(self) -> str:
@@ -218,6 +219,7 @@ def read(data: bytes) -> ResourceList:
             problem = _item_problem(node)
             if problem is not None:
                 message, path = problem
+                item.problem = message
                 ref = item.ref if isinstance(node, MappingNode) else None
                 results.append(Result(f"items[{i}] {message}", "error", ref, path, None, None, item.file))
             if anchors:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from . import fieldpath
@@ -152,6 +152,14 @@ class RuntimeContainer(_Open):
     name: str
     resources: dict[str, Any] | None = None
     restart_policy: str | None = None
+
+    @field_validator("resources")
+    @classmethod
+    def _resource_maps(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        for key in ("limits", "requests"):
+            if value is not None and value.get(key) is not None and not isinstance(value[key], dict):
+                raise ValueError(f"{key} must be a map of resource names to quantities")
+        return value
 
 
 class RuntimePodSpec(_Open):

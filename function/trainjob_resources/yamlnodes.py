@@ -243,7 +243,7 @@ def _value(node: Node, constructor: _Constructor, memo: dict[int, Any]) -> Any:
             return node.value
         try:
             return getattr(constructor, method)(node)
-        except (ValueError, KeyError):
+        except (ArithmeticError, LookupError, ValueError, TypeError):
             return node.value
     known = memo.get(id(node))
     if known is not None:
@@ -251,14 +251,16 @@ def _value(node: Node, constructor: _Constructor, memo: dict[int, Any]) -> Any:
     if isinstance(node, MappingNode):
         mapping: dict[Any, Any] = {}
         memo[id(node)] = mapping
-        own: list[tuple[Any, Any]] = []
+        own: dict[Any, Any] = {}
         for key, value in node.value:
             if isinstance(key, ScalarNode) and key.tag == MERGE_TAG:
                 merged = _merged(value, constructor, memo)
                 if merged is not None:
                     mapping.update(merged)
                     continue
-            own.append((_key(key, constructor, memo), _value(value, constructor, memo)))
+            name = _key(key, constructor, memo)
+            if name not in own:  # a repeated key (an error of its own) reads as ``get`` reads it: the first
+                own[name] = _value(value, constructor, memo)
         mapping.update(own)
         return mapping
     sequence: list[Any] = []

@@ -1,0 +1,78 @@
+"""Fuzz target (issue 7, item 4): arbitrary bytes through the ResourceList reader and the whole function.
+
+Whatever the input, the function must answer with exit 0 or 1, a ResourceList on stdout (JSON for
+JSON input), no internal error, and, when the input is a readable ResourceList, every item back.
+
+A long run with atheris (libFuzzer; coverage-guided), starting from the golden inputs:
+
+    .venv/bin/pip install atheris==3.0.0
+    mkdir -p /tmp/fuzz-corpus
+    .venv/bin/python tests/fuzz/fuzz_reader.py -dict=tests/fuzz/yaml.dict -max_total_time=3600 \\
+        -rss_limit_mb=2048 -timeout=20 -artifact_prefix=/tmp/fuzz- /tmp/fuzz-corpus
+
+A crash leaves ``/tmp/fuzz-crash-*``; replay it with ``.venv/bin/python tests/fuzz/fuzz_reader.py FILE``.
+tests/fuzz/test_fuzz.py runs the same check in CI: hypothesis-driven, and atheris for a few seconds
+when it is installed. docs/hardening.md records what the runs found.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SEEDS = sorted((ROOT / "tests" / "testdata").glob("*/*/input.yaml"))
+
+
+def check(data: bytes) -> None:
+    """The property every input must keep; raises AssertionError (a crash, to the fuzzer) if not."""
+    from trainjob_resources import krm
+    from trainjob_resources import yamlnodes as yn
+    from trainjob_resources.cli import as_main
+    from trainjob_resources.process import process
+
+    stdout, stderr = io.BytesIO(), io.StringIO()
+    code = as_main(process, io.BytesIO(data), stdout, stderr)
+    out, err = stdout.getvalue(), stderr.getvalue()
+    assert code in (0, 1), code
+    assert "internal error" not in err and "Traceback" not in err, err[-2000:]
+    if data.lstrip().startswith(b"{"):
+        json.loads(out)
+    again = krm.read(out)  # the output is a ResourceList that the next function (this one too) can read
+    results_node = yn.get(yn.compose(out.decode()), "results")
+    results = yn.to_python(results_node) if results_node is not None else []
+    errors = [r for r in results if r.get("severity") == "error"]
+    assert (code == 1) == bool(errors), (code, errors[:3])
+    try:
+        readable = krm.read(data)
+    except (krm.ResourceListError, yn.YamlInputError):
+        return
+    assert len(again.items) >= len(readable.items), (len(again.items), len(readable.items))
+
+
+def seed_corpus(directory: Path) -> None:
+    """Put the golden inputs into an empty corpus directory, so the fuzzer starts from real bundles."""
+    if directory.is_dir() and not any(directory.iterdir()):
+        for seed in SEEDS:
+            (directory / f"{seed.parent.parent.name}-{seed.parent.name}.yaml").write_bytes(seed.read_bytes())
+
+
+def main() -> None:
+    import atheris
+
+    with atheris.instrument_imports(include=["trainjob_resources", "yaml"]):
+        import trainjob_resources.cli
+        import trainjob_resources.process  # noqa: F401
+
+    for arg in sys.argv[1:]:
+        if not arg.startswith("-"):
+            seed_corpus(Path(arg))
+    atheris.Setup(sys.argv, check)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()

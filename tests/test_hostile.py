@@ -225,7 +225,7 @@ CASES = [
         "has no apiVersion or kind",
         items_back=True,
     ),
-    Case("TrainJob without metadata", lambda: tj_with(lambda v: v.pop("metadata")), None, "", items_back=False),
+    Case("TrainJob without metadata", lambda: tj_with(lambda v: v.pop("metadata")), 1, "needs a name", items_back=True),
     Case(
         "TrainJob metadata: null",
         lambda: tj_with(lambda v: v.update(metadata=None)),
@@ -491,7 +491,6 @@ def test_the_wrong_type_table_reaches_every_level() -> None:
     assert any(p.endswith("runtimePatches") for p, _ in WRONG_TYPE_CASES)
 
 
-@pytest.mark.xfail(strict=True, reason="bundle.index processes items that krm.read flagged (Item.problem)")
 def test_a_trainjob_with_a_duplicate_key_comes_back_as_written() -> None:
     data = bundle(RUNTIME, TRAINJOB.replace("  spec:\n", "  spec:\n    suspend: false\n    suspend: true\n", 1))
     code, stdout, stderr = run_function(data)

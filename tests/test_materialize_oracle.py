@@ -65,7 +65,10 @@ SCENARIOS = [
                 "name": "data-loader",
                 "resources": {"limits": {"memory": "64Gi"}, "requests": {"memory": "64Gi", "cpu": "2"}},
             },
-            {"name": "data-loader", "resources": {"requests": {"cpu": None, "memory": "48Gi"}, "limits": {"memory": "48Gi"}}},
+            {
+                "name": "data-loader",
+                "resources": {"requests": {"cpu": None, "memory": "48Gi"}, "limits": {"memory": "48Gi"}},
+            },
         ],
     ),
     (

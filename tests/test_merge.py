@@ -42,6 +42,12 @@ CASES: list[tuple[str, dict[str, Any] | None, list[dict[str, Any]], dict[str, An
         {"limits": {"cpu": "2"}},
     ),
     ("removing the last key drops the map", {"requests": {"cpu": "1"}}, [{"requests": {"cpu": None}}], {}),
+    (
+        "$patch: replace replaces the map",
+        {"limits": {"memory": "8Gi", "cpu": "2"}},
+        [{"limits": {"$patch": "replace", "memory": "16Gi"}}],
+        {"limits": {"memory": "16Gi"}},
+    ),
     ("no runtime resources", None, [{"limits": {"memory": "1Gi"}}], {"limits": {"memory": "1Gi"}}),
     (
         "claims merge by name",

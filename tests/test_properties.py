@@ -129,7 +129,6 @@ def test_composed_patches_apply_like_the_sequence(runtime: dict[str, Any], patch
     assert merge_requirements(runtime, composed) == applied
 
 
-@pytest.mark.xfail(strict=True, reason="merge.compose_patches: a null deletion then a map loses the deletion")
 def test_composing_a_deletion_then_a_map() -> None:
     runtime = {"requests": {"cpu": "1"}}
     patches: list[dict[str, Any]] = [{"requests": None}, {"requests": {}}]
@@ -304,7 +303,6 @@ def test_rendering_twice_is_a_fixed_point(data: bytes) -> None:
     assert items_section(second) == items_section(first)
 
 
-@pytest.mark.xfail(strict=True, reason="the re-render record is sorted: derived runtimes change order once")
 def test_rerendering_keeps_the_order_of_resource_names() -> None:
     job = trainjob_value("t", "64Gi")
     container = job["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]

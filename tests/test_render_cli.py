@@ -356,7 +356,9 @@ def test_the_entry_point_and_a_light_import() -> None:
     assert imported.strip() == "[]"
 
 
-def test_namespace_default_reaches_limit_ranges(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_namespace_default_reaches_limit_ranges(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An Argo CD app's objects often name no namespace: its LimitRange must still guard its TrainJobs."""
     limit_range = """\
 apiVersion: v1

@@ -67,6 +67,8 @@ class Bundle:
         return self._namespace_policy.get((kind, namespace), [])
 
     def add(self, item: Item) -> None:
+        if item.problem is not None:
+            return  # read() reported it; it passes through exactly as written
         identity = identity_of(item)
         self.names.setdefault(identity, item)
         if item.group != TRAINER_GROUP:

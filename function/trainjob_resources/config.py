@@ -67,7 +67,7 @@ def parse_config(value: Any) -> FunctionConfig:
                 Violation(
                     "kind",
                     f"functionConfig must be a v1 ConfigMap or {CONFIG_API_VERSION} {CONFIG_KIND}, "
-                    f"not {api_version} {kind}",
+                    f"not {api_version or '(no apiVersion)'} {kind or '(no kind)'}",
                     current_value=kind,
                 )
             ]

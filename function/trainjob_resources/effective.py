@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .merge import merge_requirements
+from .merge import DIRECTIVE, REPLACE, merge_requirements
 from .runtime_view import ContainerInfo, ContainerList, JobInfo
 from .sites import ContainerSite
 
@@ -39,10 +39,13 @@ class Effective:
         self.patched_by.append(source)
         for section in ("limits", "requests"):
             values = (patch or {}).get(section) if patch else None
-            if patch is not None and section in patch and values is None:
+            replaced = isinstance(values, Mapping) and values.get(DIRECTIVE) == REPLACE
+            if patch is not None and section in patch and (values is None or replaced):
                 for key in [k for k in self.sources if k[0] == section]:
                     del self.sources[key]
             for name, quantity in (values or {}).items() if isinstance(values, Mapping) else ():
+                if name == DIRECTIVE:
+                    continue
                 if quantity is None:
                     self.sources.pop((section, name), None)
                 else:

@@ -19,7 +19,17 @@ from . import yamlnodes as yn
 from .effective import ContainerKey, Effective
 from .krm import INDEX_ANNOTATIONS, PATH_ANNOTATIONS, Item
 from .models import CLUSTER_RUNTIME_KIND, TRAINER_GROUP
-from .provenance import DERIVED_FROM, JOB_CHAIN, OVERRIDES, POD_CHAIN, RESOURCES, RUNTIME_REF, Record, dump
+from .provenance import (
+    DERIVED_FROM,
+    JOB_CHAIN,
+    OVERRIDES,
+    POD_CHAIN,
+    RESOURCES,
+    RUNTIME_REF,
+    Record,
+    dump,
+    record_text,
+)
 
 MAX_NAME = 63
 HASH_LENGTH = 10
@@ -213,5 +223,5 @@ def point_at(trainjob: Item, derived: Derived, original_ref: Any, removed: list[
     spec = yn.ensure_map(trainjob.node, "spec")
     ref = {"apiGroup": TRAINER_GROUP, "kind": derived.kind, "name": derived.name}
     yn.set_key(spec, "runtimeRef", yn.from_python(ref))
-    trainjob.set_annotation(RUNTIME_REF, dump(original_ref))
-    trainjob.set_annotation(RESOURCES, dump([r.to_python() for r in removed]))
+    trainjob.set_annotation(RUNTIME_REF, record_text(original_ref))
+    trainjob.set_annotation(RESOURCES, record_text([r.to_python() for r in removed]))

@@ -2,7 +2,8 @@
 
 Upstream (``pkg/util/trainingruntime/resourcerequirements.go``) applies a strategic merge patch
 with ``limits`` and ``requests`` merged per key (a ``null`` value deletes the key) and ``claims``
-merged by ``name``. A patch's ``limits: null`` deletes the whole map.
+merged by ``name``. A patch's ``limits: null`` deletes the whole map, and the strategic-merge
+directive ``$patch: replace`` inside ``limits`` or ``requests`` replaces the map instead of merging.
 """
 
 from __future__ import annotations
@@ -11,6 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 Requirements = dict[str, Any]
+DIRECTIVE = "$patch"
+REPLACE = "replace"
+
+
+def _replaces(value: Any) -> bool:
+    return isinstance(value, Mapping) and value.get(DIRECTIVE) == REPLACE
 
 
 def merge_requirements(base: Mapping[str, Any] | None, patch: Mapping[str, Any] | None) -> Requirements:
@@ -20,8 +27,10 @@ def merge_requirements(base: Mapping[str, Any] | None, patch: Mapping[str, Any] 
         if value is None:
             out.pop(key, None)
         elif key in ("limits", "requests") and isinstance(value, Mapping):
-            merged = dict(out.get(key) or {})
+            merged = {} if _replaces(value) else dict(out.get(key) or {})
             for name, quantity in value.items():
+                if name == DIRECTIVE:
+                    continue
                 if quantity is None:
                     merged.pop(name, None)
                 else:
@@ -60,8 +69,13 @@ def compose_patches(first: Mapping[str, Any] | None, second: Mapping[str, Any] |
     out: Requirements = {k: _copy(v) for k, v in (first or {}).items()}
     for key, value in (second or {}).items():
         earlier = out.get(key)
-        if key in ("limits", "requests") and isinstance(value, Mapping) and isinstance(earlier, Mapping):
-            out[key] = {**earlier, **value}
+        if key in ("limits", "requests") and isinstance(value, Mapping) and not _replaces(value):
+            if key in out and earlier is None:
+                out[key] = {DIRECTIVE: REPLACE, **value}  # deleted, then set: only the new keys remain
+            elif isinstance(earlier, Mapping):
+                out[key] = {**earlier, **value}
+            else:
+                out[key] = _copy(value)
         elif key == "claims" and isinstance(value, list) and isinstance(earlier, list):
             out[key] = _merge_claims(earlier, value)
         else:

@@ -72,10 +72,11 @@ def process(resource_list: ResourceList) -> ResourceList:
             resource_list.results.append(
                 entry.item.result(f"runtime cannot be read: {v.message}", "error", v.path, v.current_value)
             )
-    derived_out: dict[Identity, Derived] = {}
+    memo = Memo()
+    derived_out = memo.derived
     still_used: set[Identity] = set()
     for item in bundle.trainjobs:
-        outcome = process_trainjob(item, bundle, config, derived_out)
+        outcome = process_trainjob(item, bundle, config, memo)
         for v in outcome.violations:
             resource_list.results.append(
                 item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value)
@@ -124,9 +125,7 @@ def _with_derived(
     return out
 
 
-def process_trainjob(
-    item: Item, bundle: Bundle, config: FunctionConfig, derived_cache: dict[Identity, Derived] | None = None
-) -> Outcome:
+def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: Memo | None = None) -> Outcome:
     """Resolve, validate and (in materialize mode) rewrite one TrainJob; ``item`` itself is not changed."""
     assert isinstance(item.node, MappingNode)
     work: MappingNode | None = None
@@ -138,7 +137,9 @@ def process_trainjob(
             return Outcome([Violation("metadata.annotations", str(err))])
     raw = yn.to_python(work) if work is not None else item.value()
     trainjob, violations = parse_trainjob(raw)
-    if trainjob is None:
+    if not item.name:
+        violations.append(Violation("metadata.name", "a TrainJob needs a name (metadata.name)"))
+    if trainjob is None or violations:
         return Outcome(violations)
     resolution = resolve(bundle, trainjob.spec.runtime_ref, item.namespace)
     if resolution.entry is None:
@@ -148,7 +149,8 @@ def process_trainjob(
     if entry.model is None:
         return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
     sites = list(container_sites(trainjob, raw))
-    found, effective = _validate(trainjob, entry, sites, config)
+    memo = memo or Memo()
+    found, effective = _validate(trainjob, entry, sites, config, memo)
     outcome = Outcome(found)
     if not outcome.failed:
         outcome.violations += evaluate(trainjob, item.namespace, entry, sites, bundle, config)
@@ -159,12 +161,12 @@ def process_trainjob(
             outcome.node = work
             outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
         return outcome
-    _materialize(item, work, trainjob, raw, entry, sites, effective, config, outcome, bundle, derived_cache or {})
+    _materialize(item, work, trainjob, raw, entry, sites, effective, config, outcome, bundle, memo)
     return outcome
 
 
 def _validate(
-    trainjob: TrainJob, entry: RuntimeEntry, sites: list[ContainerSite], config: FunctionConfig
+    trainjob: TrainJob, entry: RuntimeEntry, sites: list[ContainerSite], config: FunctionConfig, memo: Memo
 ) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
     """Violations, and the effective resources of every container a patch or resourcesPerNode sizes."""
     display = entry.display
@@ -177,8 +179,35 @@ def _validate(
         return out, {}
     effective = effective_resources(entry.jobs, sites, _resources_per_node(trainjob))
     for one in effective.values():
-        out += validate_effective(one)
+        out += memo.validate_effective(one)
     return out, effective
+
+
+@dataclass
+class Memo:
+    """What one render computes once and reuses: bundles repeat the same few sizes across many
+    TrainJobs, so validating, naming and deriving each distinct case once keeps the cost in what
+    is distinct, not in what is repeated."""
+
+    derived: dict[Identity, Derived] = field(default_factory=dict)
+    checked: dict[str, list[Violation]] = field(default_factory=dict)
+    names: dict[tuple[int, str], str] = field(default_factory=dict)
+
+    def validate_effective(self, effective: Effective) -> list[Violation]:
+        sources = sorted((f"{s}/{k}", src.label, src.path or "") for (s, k), src in effective.sources.items())
+        patched = [(src.label, src.path or "") for src in effective.patched_by]
+        key = dump([effective.requirements, sources, patched])
+        found = self.checked.get(key)
+        if found is None:
+            found = self.checked[key] = validate_effective(effective)
+        return found
+
+    def derived_name(self, entry: RuntimeEntry, kind: str, overrides: dict[str, Any]) -> str:
+        key = (id(entry), dump([kind, overrides]))  # entries live as long as this render
+        name = self.names.get(key)
+        if name is None:
+            name = self.names[key] = derived_name(entry.item, kind, overrides)
+        return name
 
 
 def _resources_per_node(trainjob: TrainJob) -> dict[str, Any] | None:
@@ -199,7 +228,7 @@ def _materialize(
     config: FunctionConfig,
     outcome: Outcome,
     bundle: Bundle,
-    derived_cache: dict[Identity, Derived],
+    memo: Memo,
 ) -> None:
     """Rewrite the TrainJob (in place when nothing was restored: it is valid, so it changes anyway)."""
     trainer_sites = [s for s in sites if s.resources is not None and _is_trainer(entry, s)]
@@ -207,7 +236,7 @@ def _materialize(
     derived: Derived | None = None
     if effective:
         kind = config.derived_runtime_kind
-        name = derived_name(entry.item, kind, overrides_of(effective))
+        name = memo.derived_name(entry, kind, overrides_of(effective))
         identity = (kind, "" if kind == CLUSTER_RUNTIME_KIND else item.namespace, name)
         clash = bundle.names.get(identity)
         if clash is not None and clash.annotation(DERIVED_FROM) is None:
@@ -219,7 +248,7 @@ def _materialize(
                 )
             )
             return
-        derived = derived_cache.get(identity) or derive_runtime(entry.item, kind, item.namespace, effective, name)
+        derived = memo.derived.get(identity) or derive_runtime(entry.item, kind, item.namespace, effective, name)
     if work is None:
         assert isinstance(item.node, MappingNode)
         work = item.node

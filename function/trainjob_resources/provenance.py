@@ -49,7 +49,13 @@ class Record:
 
 
 def dump(value: Any) -> str:
+    """Canonical JSON: keys sorted, for hashing and comparing."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def record_text(value: Any) -> str:
+    """JSON that keeps key order: a re-render must put resources back exactly as they were written."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 class ProvenanceError(ValueError):

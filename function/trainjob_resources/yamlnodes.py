@@ -289,11 +289,28 @@ def _key(node: Node, constructor: _Constructor, memo: dict[int, Any]) -> Any:
 _representer = yaml.representer.SafeRepresenter(default_flow_style=False, sort_keys=False)
 
 
+_resolver = yaml.resolver.Resolver()
+
+
 def from_python(value: Any) -> Node:
-    """A fresh node tree for a plain Python value, in block style."""
+    """A fresh node tree for a plain Python value, in block style; strings that would read as
+    another type unquoted get double quotes (``cpu: "2"``), as kyaml writes them."""
     _representer.represented_objects = {}
     node: Node = _representer.represent_data(value)
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ScalarNode):
+            implicit = _resolver.resolve(ScalarNode, current.value, (True, False))  # type: ignore[no-untyped-call]
+            if current.tag == STR_TAG and implicit != STR_TAG:
+                current.style = '"'
+        else:
+            stack.extend(n for pair_or_node in current.value for n in _flatten(pair_or_node))
     return node
+
+
+def _flatten(entry: Any) -> tuple[Node, ...]:
+    return entry if isinstance(entry, tuple) else (entry,)
 
 
 # Accessors and edits on mapping nodes. Keys are plain scalars in Kubernetes objects.

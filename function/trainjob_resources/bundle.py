@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Final
 
 from .krm import Item
 from .models import (
@@ -16,6 +16,7 @@ from .models import (
     parse_runtime,
 )
 from .provenance import DERIVED_FROM
+from .records import MutableRecord, Record
 from .runtime_view import JobInfo, jobs_of
 from .violations import Violation
 
@@ -32,12 +33,16 @@ def identity_of(item: Item) -> Identity:
 NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
 
 
-@dataclass
-class RuntimeEntry:
-    item: Item
-    model: Runtime | None
-    violations: list[Violation]
-    jobs: dict[str, JobInfo]
+class RuntimeEntry(MutableRecord):
+    __slots__ = ("item", "jobs", "model", "violations")
+
+    def __init__(
+        self, item: Item, model: Runtime | None, violations: list[Violation], jobs: dict[str, JobInfo]
+    ) -> None:
+        self.item = item
+        self.model = model
+        self.violations = violations
+        self.jobs = jobs
 
     @property
     def identity(self) -> Identity:
@@ -48,13 +53,21 @@ class RuntimeEntry:
         return self.item.ref.display()
 
 
-@dataclass
-class Bundle:
-    runtimes: dict[Identity, RuntimeEntry] = field(default_factory=dict)
-    derived: dict[Identity, Item] = field(default_factory=dict)
-    trainjobs: list[Item] = field(default_factory=list)
-    names: dict[Identity, Item] = field(default_factory=dict)
-    _namespace_policy: dict[tuple[str, str], list[Item]] | None = field(default=None, repr=False, compare=False)
+class Bundle(MutableRecord):
+    __slots__ = ("_namespace_policy", "derived", "names", "runtimes", "trainjobs")
+
+    def __init__(
+        self,
+        runtimes: dict[Identity, RuntimeEntry] | None = None,
+        derived: dict[Identity, Item] | None = None,
+        trainjobs: list[Item] | None = None,
+        names: dict[Identity, Item] | None = None,
+    ) -> None:
+        self.runtimes = {} if runtimes is None else runtimes
+        self.derived = {} if derived is None else derived
+        self.trainjobs = [] if trainjobs is None else trainjobs
+        self.names = {} if names is None else names
+        self._namespace_policy: dict[tuple[str, str], list[Item]] | None = None
 
     def namespace_policy(self, kind: str, namespace: str) -> list[Item]:
         """The v1 LimitRanges or ResourceQuotas of ``namespace`` in the bundle, by name (indexed on first use)."""
@@ -91,10 +104,12 @@ def index(items: list[Item]) -> Bundle:
     return bundle
 
 
-@dataclass(frozen=True)
-class Resolution:
-    entry: RuntimeEntry | None
-    violation: Violation | None = None
+class Resolution(Record):
+    __slots__ = ("entry", "violation")
+
+    def __init__(self, entry: RuntimeEntry | None, violation: Violation | None = None) -> None:
+        self.entry: Final = entry
+        self.violation: Final = violation
 
 
 def resolve(bundle: Bundle, ref: RuntimeRef, namespace: str) -> Resolution:

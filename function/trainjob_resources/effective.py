@@ -7,10 +7,10 @@ errors point at the field that introduced the value and ``explain`` can show its
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from .merge import DIRECTIVE, REPLACE, merge_requirements
+from .records import MutableRecord, Record
 from .runtime_view import ContainerInfo, ContainerList, JobInfo
 from .sites import ContainerSite
 
@@ -21,18 +21,28 @@ RESOURCES_PER_NODE_PATH = "spec.trainer.resourcesPerNode"
 ContainerKey = tuple[str, ContainerList, str]
 
 
-@dataclass(frozen=True)
-class Source:
-    label: str
-    path: str | None  # the ``resources`` map that set the value; None for the runtime
+class Source(Record):
+    __slots__ = ("label", "path")
+
+    def __init__(self, label: str, path: str | None) -> None:
+        self.label: Final = label
+        self.path: Final = path  # the ``resources`` map that set the value; None for the runtime
 
 
-@dataclass
-class Effective:
-    container: ContainerInfo
-    requirements: dict[str, Any]
-    sources: dict[tuple[str, str], Source] = field(default_factory=dict)
-    patched_by: list[Source] = field(default_factory=list)
+class Effective(MutableRecord):
+    __slots__ = ("container", "patched_by", "requirements", "sources")
+
+    def __init__(
+        self,
+        container: ContainerInfo,
+        requirements: dict[str, Any],
+        sources: dict[tuple[str, str], Source] | None = None,
+        patched_by: list[Source] | None = None,
+    ) -> None:
+        self.container = container
+        self.requirements = requirements
+        self.sources = {} if sources is None else sources
+        self.patched_by = [] if patched_by is None else patched_by
 
     def overlay(self, patch: Mapping[str, Any] | None, source: Source) -> None:
         self.requirements = merge_requirements(self.requirements, patch)

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from . import fieldpath
 from .bundle import RuntimeEntry
@@ -20,6 +19,7 @@ from .effective import PER_NODE_SOURCE, RUNTIME_SOURCE, Effective, Source, effec
 from .models import RuntimeReplicatedJob, TrainJob
 from .podmath import ContainerResources, PodResources, ResourceList, Section, add, pod_limits, pod_requests, scale
 from .quantity import Quantity, QuantityError, parse_quantity
+from .records import MutableRecord, Record
 from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, ContainerInfo, ContainerList
 from .sites import ContainerSite
 from .violations import Violation
@@ -33,31 +33,47 @@ _SINGLE_REPLICA_ANCESTORS = (TRAINER_ANCESTOR, "dataset-initializer", "model-ini
 _MPI_NODE_JOB = "node"
 
 
-@dataclass(frozen=True)
-class Value:
-    quantity: Quantity
-    source: str  # runtime, patch <manager>, resourcesPerNode, defaulted from limits, LimitRange <ns>/<name>
-    path: str | None = None  # the TrainJob field that set it; None when it is not the TrainJob's
+class Value(Record):
+    __slots__ = ("path", "quantity", "source")
+
+    def __init__(self, quantity: Quantity, source: str, path: str | None = None) -> None:
+        self.quantity: Final = quantity
+        # runtime, patch <manager>, resourcesPerNode, defaulted from limits, LimitRange <ns>/<name>
+        self.source: Final = source
+        self.path: Final = path  # the TrainJob field that set it; None when it is not the TrainJob's
 
 
-@dataclass(frozen=True)
-class ContainerDefaults:
+class ContainerDefaults(Record):
     """The values a LimitRange's Container items make admission fill in where a container has none."""
 
-    source: str  # "LimitRange team-a/caps"
-    requests: Mapping[str, Quantity]
-    limits: Mapping[str, Quantity]
+    __slots__ = ("limits", "requests", "source")
+
+    def __init__(self, source: str, requests: Mapping[str, Quantity], limits: Mapping[str, Quantity]) -> None:
+        self.source: Final = source  # "LimitRange team-a/caps"
+        self.requests: Final = requests
+        self.limits: Final = limits
 
 
-@dataclass
-class ContainerView:
-    name: str
-    container_list: ContainerList
-    index: int
-    role: str
-    requests: dict[str, Value] = field(default_factory=dict)
-    limits: dict[str, Value] = field(default_factory=dict)
-    resources_path: str | None = None  # the last TrainJob field that sized this container
+class ContainerView(MutableRecord):
+    __slots__ = ("container_list", "index", "limits", "name", "requests", "resources_path", "role")
+
+    def __init__(
+        self,
+        name: str,
+        container_list: ContainerList,
+        index: int,
+        role: str,
+        requests: dict[str, Value] | None = None,
+        limits: dict[str, Value] | None = None,
+        resources_path: str | None = None,  # the last TrainJob field that sized this container
+    ) -> None:
+        self.name = name
+        self.container_list = container_list
+        self.index = index
+        self.role = role
+        self.requests = {} if requests is None else requests
+        self.limits = {} if limits is None else limits
+        self.resources_path = resources_path
 
     def section(self, section: Section) -> dict[str, Value]:
         return self.requests if section == "requests" else self.limits
@@ -70,28 +86,61 @@ class ContainerView:
         return ContainerResources(self.name, self.quantities("requests"), self.quantities("limits"), restartable)
 
 
-@dataclass
-class JobView:
-    name: str
-    index: int
-    pods: int
-    containers: list[ContainerView]
-    pod: PodResources
-    pod_requests: ResourceList
-    pod_limits: ResourceList
-    pod_spec: Mapping[str, Any]  # the template's other pod fields (priorityClassName, activeDeadlineSeconds, ...)
+class JobView(MutableRecord):
+    __slots__ = ("containers", "index", "name", "pod", "pod_limits", "pod_requests", "pod_spec", "pods")
+
+    def __init__(
+        self,
+        name: str,
+        index: int,
+        pods: int,
+        containers: list[ContainerView],
+        pod: PodResources,
+        pod_requests: ResourceList,
+        pod_limits: ResourceList,
+        pod_spec: Mapping[str, Any],  # the template's other pod fields (priorityClassName, activeDeadlineSeconds, ...)
+    ) -> None:
+        self.name = name
+        self.index = index
+        self.pods = pods
+        self.containers = containers
+        self.pod = pod
+        self.pod_requests = pod_requests
+        self.pod_limits = pod_limits
+        self.pod_spec = pod_spec
 
 
-@dataclass
-class TrainJobView:
-    name: str
-    namespace: str
-    runtime_kind: str
-    runtime_name: str
-    jobs: list[JobView]
-    total_requests: ResourceList
-    total_limits: ResourceList
-    problems: list[Violation] = field(default_factory=list)  # values that could not be read
+class TrainJobView(MutableRecord):
+    __slots__ = (
+        "jobs",
+        "name",
+        "namespace",
+        "problems",
+        "runtime_kind",
+        "runtime_name",
+        "total_limits",
+        "total_requests",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        namespace: str,
+        runtime_kind: str,
+        runtime_name: str,
+        jobs: list[JobView],
+        total_requests: ResourceList,
+        total_limits: ResourceList,
+        problems: list[Violation] | None = None,  # values that could not be read
+    ) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.runtime_kind = runtime_kind
+        self.runtime_name = runtime_name
+        self.jobs = jobs
+        self.total_requests = total_requests
+        self.total_limits = total_limits
+        self.problems = [] if problems is None else problems
 
     @property
     def display(self) -> str:

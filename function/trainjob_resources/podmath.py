@@ -16,10 +16,10 @@ Values are per resource name: there is no "largest container" across resources.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
 from .quantity import Quantity
+from .records import Record
 
 Section = Literal["requests", "limits"]
 ResourceList = dict[str, Quantity]
@@ -27,26 +27,43 @@ ResourceList = dict[str, Quantity]
 HUGEPAGES_PREFIX = "hugepages-"
 
 
-@dataclass(frozen=True)
-class ContainerResources:
+class ContainerResources(Record):
     """One container's requests and limits, as the API server stores them (requests defaulted)."""
 
-    name: str
-    requests: Mapping[str, Quantity] = field(default_factory=dict)
-    limits: Mapping[str, Quantity] = field(default_factory=dict)
-    restartable: bool = False  # an init container with restartPolicy: Always (a native sidecar)
+    __slots__ = ("limits", "name", "requests", "restartable")
+
+    def __init__(
+        self,
+        name: str,
+        requests: Mapping[str, Quantity] | None = None,
+        limits: Mapping[str, Quantity] | None = None,
+        restartable: bool = False,  # an init container with restartPolicy: Always (a native sidecar)
+    ) -> None:
+        self.name: Final = name
+        self.requests: Final[Mapping[str, Quantity]] = {} if requests is None else requests
+        self.limits: Final[Mapping[str, Quantity]] = {} if limits is None else limits
+        self.restartable: Final = restartable
 
     def section(self, section: Section) -> Mapping[str, Quantity]:
         return self.requests if section == "requests" else self.limits
 
 
-@dataclass(frozen=True)
-class PodResources:
-    init_containers: Sequence[ContainerResources] = ()
-    containers: Sequence[ContainerResources] = ()
-    requests: Mapping[str, Quantity] = field(default_factory=dict)  # pod-level spec.resources
-    limits: Mapping[str, Quantity] = field(default_factory=dict)
-    overhead: Mapping[str, Quantity] = field(default_factory=dict)
+class PodResources(Record):
+    __slots__ = ("containers", "init_containers", "limits", "overhead", "requests")
+
+    def __init__(
+        self,
+        init_containers: Sequence[ContainerResources] = (),
+        containers: Sequence[ContainerResources] = (),
+        requests: Mapping[str, Quantity] | None = None,  # pod-level spec.resources
+        limits: Mapping[str, Quantity] | None = None,
+        overhead: Mapping[str, Quantity] | None = None,
+    ) -> None:
+        self.init_containers: Final = init_containers
+        self.containers: Final = containers
+        self.requests: Final[Mapping[str, Quantity]] = {} if requests is None else requests
+        self.limits: Final[Mapping[str, Quantity]] = {} if limits is None else limits
+        self.overhead: Final[Mapping[str, Quantity]] = {} if overhead is None else overhead
 
 
 def is_pod_level_resource(name: str) -> bool:

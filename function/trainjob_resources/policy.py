@@ -23,9 +23,8 @@ points at the TrainJob field that set the value (a patch or resourcesPerNode), e
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, localcontext
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from .bundle import Bundle, RuntimeEntry
 from .config import FunctionConfig
@@ -45,6 +44,7 @@ from .krm import Item
 from .models import TrainJob
 from .podmath import ResourceList, Section, is_limit_ranger_pod_level_resource, pod_limits, pod_requests
 from .quantity import Quantity, QuantityError, parse_quantity
+from .records import MutableRecord, Record
 from .sites import ContainerSite
 from .violations import Violation
 
@@ -68,20 +68,32 @@ class _Unreadable(ValueError):
     pass
 
 
-@dataclass(frozen=True)
-class LimitItem:
-    type: str
-    min: ResourceList
-    max: ResourceList
-    max_limit_request_ratio: ResourceList
-    default: ResourceList
-    default_request: ResourceList
+class LimitItem(Record):
+    __slots__ = ("default", "default_request", "max", "max_limit_request_ratio", "min", "type")
+
+    def __init__(
+        self,
+        type: str,
+        min: ResourceList,
+        max: ResourceList,
+        max_limit_request_ratio: ResourceList,
+        default: ResourceList,
+        default_request: ResourceList,
+    ) -> None:
+        self.type: Final = type
+        self.min: Final = min
+        self.max: Final = max
+        self.max_limit_request_ratio: Final = max_limit_request_ratio
+        self.default: Final = default
+        self.default_request: Final = default_request
 
 
-@dataclass(frozen=True)
-class LimitRange:
-    display: str
-    items: tuple[LimitItem, ...]
+class LimitRange(Record):
+    __slots__ = ("display", "items")
+
+    def __init__(self, display: str, items: tuple[LimitItem, ...]) -> None:
+        self.display: Final = display
+        self.items: Final = items
 
     def container_defaults(self) -> ContainerDefaults:
         """The LimitRanger's ``defaultContainerResourceRequirements``: later Container items win per key."""
@@ -94,24 +106,30 @@ class LimitRange:
         return ContainerDefaults(self.display, requests, limits)
 
 
-@dataclass(frozen=True)
-class ScopeRequirement:
-    scope: str
-    operator: str
-    values: tuple[str, ...] = ()
+class ScopeRequirement(Record):
+    __slots__ = ("operator", "scope", "values")
+
+    def __init__(self, scope: str, operator: str, values: tuple[str, ...] = ()) -> None:
+        self.scope: Final = scope
+        self.operator: Final = operator
+        self.values: Final = values
 
 
-@dataclass(frozen=True)
-class Quota:
-    display: str
-    hard: ResourceList
-    scopes: tuple[ScopeRequirement, ...]
+class Quota(Record):
+    __slots__ = ("display", "hard", "scopes")
+
+    def __init__(self, display: str, hard: ResourceList, scopes: tuple[ScopeRequirement, ...]) -> None:
+        self.display: Final = display
+        self.hard: Final = hard
+        self.scopes: Final = scopes
 
 
-@dataclass
-class Assessment:
-    view: TrainJobView
-    violations: list[Violation]
+class Assessment(MutableRecord):
+    __slots__ = ("view", "violations")
+
+    def __init__(self, view: TrainJobView, violations: list[Violation]) -> None:
+        self.view = view
+        self.violations = violations
 
 
 def evaluate(
@@ -152,7 +170,8 @@ def assess(
     violations += view.problems
     if config.namespace_policy != "off":
         found = limit_range_violations(view, limit_ranges) + quota_violations(view, quotas, trainjob)
-        violations += [replace(v, severity=config.namespace_policy) for v in found]
+        severity = config.namespace_policy
+        violations += [Violation(v.path, v.message, severity, v.current_value, v.proposed_value) for v in found]
     violations += platform_violations(view, config)
     return Assessment(view, violations)
 

@@ -10,13 +10,13 @@ runtime or an override did.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from . import yamlnodes as yn
 from .merge import compose_patches
+from .records import Record as _Record
 
 PREFIX = "trainjob-resources.kubeflow.org/"
 DERIVED_FROM = PREFIX + "derived-from"
@@ -28,15 +28,17 @@ JOB_CHAIN = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
 POD_CHAIN = ("template", "spec", "template", "spec")
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(_Record):
     """``resources`` that one manager's patch set on one container."""
 
-    manager: str
-    job: str
-    container_list: str
-    container: str
-    resources: dict[str, Any]
+    __slots__ = ("container", "container_list", "job", "manager", "resources")
+
+    def __init__(self, manager: str, job: str, container_list: str, container: str, resources: dict[str, Any]) -> None:
+        self.manager: Final = manager
+        self.job: Final = job
+        self.container_list: Final = container_list
+        self.container: Final = container
+        self.resources: Final = resources
 
     def to_python(self) -> dict[str, Any]:
         return {

@@ -13,9 +13,10 @@ API server run it, quirks included, because a canonical form that differs from K
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Literal
+from typing import Final, Literal
+
+from .records import Record
 
 Format = Literal["DecimalSI", "BinarySI", "DecimalExponent"]
 
@@ -43,19 +44,28 @@ class QuantityError(ValueError):
     """A value Kubernetes does not accept as a quantity; the message is Kubernetes' own where it has one."""
 
 
-@dataclass(frozen=True, eq=False)
-class Quantity:
+class Quantity(Record):
     """The exact value ``coefficient * 10**exponent`` and the format Kubernetes prints it in.
 
     ``_text`` is the spelling Kubernetes keeps for an input already in canonical form; ``_int64`` says
     whether Kubernetes holds the value as an int64 (its exponent arithmetic then wraps differently).
     """
 
-    coefficient: int
-    exponent: int = 0
-    format: Format = "DecimalSI"
-    _text: str | None = field(default=None, repr=False)
-    _int64: bool = field(default=True, repr=False)
+    __slots__ = ("_int64", "_text", "coefficient", "exponent", "format")
+
+    def __init__(
+        self,
+        coefficient: int,
+        exponent: int = 0,
+        format: Format = "DecimalSI",
+        _text: str | None = None,
+        _int64: bool = True,
+    ) -> None:
+        self.coefficient: Final = coefficient
+        self.exponent: Final = exponent
+        self.format: Final = format
+        self._text: Final = _text
+        self._int64: Final = _int64
 
     def canonical(self) -> str:
         """Kubernetes' ``Quantity.String()``."""

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from . import fieldpath
 from .models import Runtime, RuntimeContainer
+from .records import Record
 
 ContainerList = Literal["initContainers", "containers"]
 
@@ -16,15 +16,26 @@ TRAINER_CONTAINER = "node"
 RESERVED_ENV_CONTAINERS = ("node", "dataset-initializer", "model-initializer")
 
 
-@dataclass(frozen=True)
-class ContainerInfo:
-    job: str
-    job_index: int
-    container_list: ContainerList
-    index: int
-    name: str
-    resources: dict[str, Any]
-    restart_policy: str | None
+class ContainerInfo(Record):
+    __slots__ = ("container_list", "index", "job", "job_index", "name", "resources", "restart_policy")
+
+    def __init__(
+        self,
+        job: str,
+        job_index: int,
+        container_list: ContainerList,
+        index: int,
+        name: str,
+        resources: dict[str, Any],
+        restart_policy: str | None,
+    ) -> None:
+        self.job: Final = job
+        self.job_index: Final = job_index
+        self.container_list: Final = container_list
+        self.index: Final = index
+        self.name: Final = name
+        self.resources: Final = resources
+        self.restart_policy: Final = restart_policy
 
     @property
     def role(self) -> str:
@@ -39,13 +50,22 @@ class ContainerInfo:
         return fieldpath.index(f"{job}.template.spec.template.spec.{self.container_list}", self.index)
 
 
-@dataclass(frozen=True)
-class JobInfo:
-    name: str
-    index: int
-    is_trainer: bool
-    is_mpi_launcher_node: bool
-    containers: dict[tuple[ContainerList, str], ContainerInfo]
+class JobInfo(Record):
+    __slots__ = ("containers", "index", "is_mpi_launcher_node", "is_trainer", "name")
+
+    def __init__(
+        self,
+        name: str,
+        index: int,
+        is_trainer: bool,
+        is_mpi_launcher_node: bool,
+        containers: dict[tuple[ContainerList, str], ContainerInfo],
+    ) -> None:
+        self.name: Final = name
+        self.index: Final = index
+        self.is_trainer: Final = is_trainer
+        self.is_mpi_launcher_node: Final = is_mpi_launcher_node
+        self.containers: Final = containers
 
     def trainer_container(self, container_list: ContainerList, name: str) -> bool:
         """Whether ``resourcesPerNode`` sizes this container (upstream's rule)."""

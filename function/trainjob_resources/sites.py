@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from . import fieldpath
 from .models import ContainerPatch, TrainJob
+from .records import Record
 from .runtime_view import ContainerList
 
 RESOURCES = "resources"
 
 
-@dataclass(frozen=True)
-class JobPatchSite:
-    patch_index: int
-    manager: str
-    job_index: int
-    job: str
+class JobPatchSite(Record):
+    __slots__ = ("job", "job_index", "manager", "patch_index")
+
+    def __init__(self, patch_index: int, manager: str, job_index: int, job: str) -> None:
+        self.patch_index: Final = patch_index
+        self.manager: Final = manager
+        self.job_index: Final = job_index
+        self.job: Final = job
 
     @property
     def path(self) -> str:
@@ -26,15 +28,24 @@ class JobPatchSite:
         return fieldpath.index(f"{patch}.trainingRuntimeSpec.template.spec.replicatedJobs", self.job_index)
 
 
-@dataclass(frozen=True)
-class ContainerSite:
+class ContainerSite(Record):
     """One ContainerPatch; ``resources`` is the raw patch (None values delete keys) or None."""
 
-    job_site: JobPatchSite
-    container_list: ContainerList
-    index: int
-    patch: ContainerPatch
-    resources: Mapping[str, Any] | None
+    __slots__ = ("container_list", "index", "job_site", "patch", "resources")
+
+    def __init__(
+        self,
+        job_site: JobPatchSite,
+        container_list: ContainerList,
+        index: int,
+        patch: ContainerPatch,
+        resources: Mapping[str, Any] | None,
+    ) -> None:
+        self.job_site: Final = job_site
+        self.container_list: Final = container_list
+        self.index: Final = index
+        self.patch: Final = patch
+        self.resources: Final = resources
 
     @property
     def name(self) -> str:

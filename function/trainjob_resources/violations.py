@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
+
+from .records import Record
 
 Severity = Literal["error", "warning", "info"]
 
 
-@dataclass(frozen=True)
-class Violation:
+class Violation(Record):
     """A finding about one field of one object; the KRM layer turns it into a Result."""
 
-    path: str
-    message: str
-    severity: Severity = "error"
-    current_value: object = None
-    proposed_value: object = None
+    __slots__ = ("current_value", "message", "path", "proposed_value", "severity")
+
+    def __init__(
+        self,
+        path: str,
+        message: str,
+        severity: Severity = "error",
+        current_value: object = None,
+        proposed_value: object = None,
+    ) -> None:
+        self.path: Final = path
+        self.message: Final = message
+        self.severity: Final = severity
+        self.current_value: Final = current_value
+        self.proposed_value: Final = proposed_value

@@ -11,13 +11,11 @@ from .models import (
     RUNTIME_KINDS,
     TRAINER_GROUP,
     TRAINJOB_KIND,
-    Runtime,
     RuntimeRef,
-    parse_runtime,
 )
 from .provenance import DERIVED_FROM
 from .records import MutableRecord, Record
-from .runtime_view import JobInfo, jobs_of
+from .runtime_view import JobInfo, RuntimeSpec, jobs_of, parse_runtime
 from .violations import Violation
 
 Identity = tuple[str, str, str]  # kind, namespace, name
@@ -37,7 +35,7 @@ class RuntimeEntry(MutableRecord):
     __slots__ = ("item", "jobs", "model", "violations")
 
     def __init__(
-        self, item: Item, model: Runtime | None, violations: list[Violation], jobs: dict[str, JobInfo]
+        self, item: Item, model: RuntimeSpec | None, violations: list[Violation], jobs: dict[str, JobInfo]
     ) -> None:
         self.item = item
         self.model = model
@@ -82,13 +80,14 @@ class Bundle(MutableRecord):
     def add(self, item: Item) -> None:
         if item.problem is not None:
             return  # read() reported it; it passes through exactly as written
+        if item.kind == TRAINJOB_KIND and item.group == TRAINER_GROUP:
+            self.trainjobs.append(item)  # read lazily: nothing else here needs its fields
+            return
         identity = identity_of(item)
         self.names.setdefault(identity, item)
         if item.group != TRAINER_GROUP:
             return
-        if item.kind == TRAINJOB_KIND:
-            self.trainjobs.append(item)
-        elif item.kind in RUNTIME_KINDS:
+        if item.kind in RUNTIME_KINDS:
             if item.annotation(DERIVED_FROM) is not None:
                 self.derived[identity] = item
                 return

@@ -16,11 +16,11 @@ from typing import Any, Final
 from . import fieldpath
 from .bundle import RuntimeEntry
 from .effective import PER_NODE_SOURCE, RUNTIME_SOURCE, Effective, Source, effective_resources, start
-from .models import RuntimeReplicatedJob, TrainJob
+from .models import TrainJob
 from .podmath import ContainerResources, PodResources, ResourceList, Section, add, pod_limits, pod_requests, scale
 from .quantity import Quantity, QuantityError, parse_quantity
 from .records import MutableRecord, Record
-from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, ContainerInfo, ContainerList
+from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, ContainerInfo, ContainerList, ReplicatedJob
 from .sites import ContainerSite
 from .violations import Violation
 
@@ -164,7 +164,7 @@ def explain_trainjob(
     effective = effective_resources(entry.jobs, sites, per_node)
     problems: list[Violation] = []
     jobs: list[JobView] = []
-    for job_model in entry.model.spec.template.spec.replicated_jobs:
+    for job_model in entry.model.replicated_jobs:
         info = entry.jobs.get(job_model.name)
         if info is None:
             continue
@@ -172,7 +172,7 @@ def explain_trainjob(
             _container(effective.get((info.name, c.container_list, c.name)) or start(c), c, defaults, problems)
             for c in info.containers.values()
         ]
-        pod_fields = job_model.template.spec.template.spec.model_extra or {}
+        pod_fields = job_model.pod_spec
         pod = PodResources(
             init_containers=[c.resources() for c in containers if c.container_list == "initContainers"],
             containers=[c.resources() for c in containers if c.container_list == "containers"],
@@ -195,7 +195,7 @@ def explain_trainjob(
     )
 
 
-def pod_count(job: RuntimeReplicatedJob, entry: RuntimeEntry, trainjob: TrainJob) -> int:
+def pod_count(job: ReplicatedJob, entry: RuntimeEntry, trainjob: TrainJob) -> int:
     """Pods of one replicated job, as the Trainer controller sizes the JobSet.
 
     A job's pod count starts at its ``parallelism`` (default 1); the trainer job's (ancestor label
@@ -205,12 +205,11 @@ def pod_count(job: RuntimeReplicatedJob, entry: RuntimeEntry, trainjob: TrainJob
     other job keeps its ``replicas`` (default 1), and its ``completions``, if lower, cap it.
     """
     assert entry.model is not None
-    ancestor = job.template.metadata.labels.get(ANCESTOR_LABEL)
-    spec = job.template.spec
-    ml_policy = entry.model.spec.ml_policy
+    ancestor = job.labels.get(ANCESTOR_LABEL)
+    ml_policy = entry.model.ml_policy
     mpi = ml_policy.mpi if ml_policy is not None else None
     num_nodes = trainjob.spec.trainer.num_nodes if trainjob.spec.trainer is not None else None
-    count = spec.parallelism if spec.parallelism is not None else 1
+    count = job.parallelism if job.parallelism is not None else 1
     sized = False
     if ancestor == TRAINER_ANCESTOR and ml_policy is not None:
         count, sized = (ml_policy.num_nodes if ml_policy.num_nodes is not None else 1), True
@@ -219,7 +218,7 @@ def pod_count(job: RuntimeReplicatedJob, entry: RuntimeEntry, trainjob: TrainJob
             count, sized = (max(num_nodes - 1, 1) if mpi.run_launcher_as_node else num_nodes), True
         elif mpi is None and ancestor == TRAINER_ANCESTOR:
             count, sized = num_nodes, True
-    completions = (spec.model_extra or {}).get("completions")
+    completions = job.completions
     if not sized and isinstance(completions, int) and not isinstance(completions, bool):
         count = min(count, completions)
     replicas = 1 if ancestor in _SINGLE_REPLICA_ANCESTORS else (job.replicas if job.replicas is not None else 1)

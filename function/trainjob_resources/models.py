@@ -1,8 +1,8 @@
 """Pydantic models of exactly the Kubeflow Trainer API this function reads.
 
 The runtimePatches tree follows the TrainJob CRD (``../shared/kubeflow-trainer/crds``) field for
-field and forbids anything else, with one addition: ``ContainerPatch.resources``. The runtime
-models read only what resolution and validation need and let every other field through.
+field and forbids anything else, with one addition: ``ContainerPatch.resources``. Runtimes are
+read by ``runtime_view`` (with ``runtime_models`` for the unusual ones).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
 from . import fieldpath
@@ -145,79 +145,6 @@ class TrainJob(_Open):
     spec: TrainJobSpec
 
 
-# Runtimes: read-only views, open to every field the function does not interpret.
-
-
-class RuntimeContainer(_Open):
-    name: str
-    resources: dict[str, Any] | None = None
-    restart_policy: str | None = None
-
-    @field_validator("resources")
-    @classmethod
-    def _resource_maps(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        for key in ("limits", "requests"):
-            if value is not None and value.get(key) is not None and not isinstance(value[key], dict):
-                raise ValueError(f"{key} must be a map of resource names to quantities")
-        return value
-
-
-class RuntimePodSpec(_Open):
-    containers: list[RuntimeContainer] = []
-    init_containers: list[RuntimeContainer] = []
-
-
-class RuntimePodTemplate(_Open):
-    spec: RuntimePodSpec = RuntimePodSpec()
-
-
-class RuntimeJobSpec(_Open):
-    parallelism: int | None = None
-    template: RuntimePodTemplate = RuntimePodTemplate()
-
-
-class RuntimeJobMeta(_Open):
-    labels: dict[str, str] = {}
-
-
-class RuntimeJobTemplate(_Open):
-    metadata: RuntimeJobMeta = RuntimeJobMeta()
-    spec: RuntimeJobSpec = RuntimeJobSpec()
-
-
-class RuntimeReplicatedJob(_Open):
-    name: str
-    replicas: int | None = None
-    template: RuntimeJobTemplate = RuntimeJobTemplate()
-
-
-class RuntimeJobSetSpec(_Open):
-    replicated_jobs: list[RuntimeReplicatedJob] = []
-
-
-class RuntimeJobSetTemplate(_Open):
-    spec: RuntimeJobSetSpec = RuntimeJobSetSpec()
-
-
-class MPIPolicy(_Open):
-    run_launcher_as_node: bool | None = None
-
-
-class MLPolicy(_Open):
-    num_nodes: int | None = None
-    mpi: MPIPolicy | None = None
-
-
-class RuntimeSpec(_Open):
-    ml_policy: MLPolicy | None = None
-    template: RuntimeJobSetTemplate = RuntimeJobSetTemplate()
-
-
-class Runtime(_Open):
-    metadata: ObjectMeta = ObjectMeta()
-    spec: RuntimeSpec
-
-
 # Turning pydantic's errors into violations with field paths and helpful names.
 
 _MISSPELLINGS = {
@@ -310,10 +237,3 @@ def parse_trainjob(value: Any) -> tuple[TrainJob | None, list[Violation]]:
         return TrainJob.model_validate(value), []
     except ValidationError as err:
         return None, violations_from(err, TrainJob)
-
-
-def parse_runtime(value: Any) -> tuple[Runtime | None, list[Violation]]:
-    try:
-        return Runtime.model_validate(value), []
-    except ValidationError as err:
-        return None, violations_from(err, Runtime)

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from . import layout
 from . import yamlnodes as yn
 from .violations import Severity
 
@@ -89,22 +91,88 @@ class Result:
 
 
 class Item:
-    """One resource of the list, as a mapping node; accessors read it, edits change it in place."""
+    """One resource of the list. Its node tree is what accessors read and edits change; an item
+    read from a block ResourceList also keeps its original text (``source``), so that when it is
+    not changed it goes out as those bytes and its tree can be dropped (``settle``)."""
 
-    __slots__ = ("_value", "node", "problem")
+    __slots__ = ("_meta", "_node", "_value", "checked", "dash", "dirty", "hint", "index", "line", "problem", "source")
 
-    def __init__(self, node: Node) -> None:
-        self.node = node
+    def __init__(
+        self,
+        node: Node | None = None,
+        source: str | None = None,
+        line: int = 0,
+        dash: int = 0,
+        index: int = 0,
+        hint: tuple[str, str] | None = None,
+    ) -> None:
+        self._node = node
+        self.index = index  # its position in the input's items, for messages
+        self.hint = hint  # (apiVersion, kind) read off the text of an item not composed yet
+        self.checked = hint is None  # whether read()'s checks (duplicate keys, kind) have run
+        self.source = source  # the item's text as an entry of the items sequence, when read from text
+        self.line = line  # where that text starts in the whole input, for messages
+        self.dash = dash  # the column of the item's ``-`` in the input
+        self.dirty = source is None
         self._value: Any = None
+        self._meta: tuple[str, str, str, str, dict[str, str]] | None = None
         self.problem: str | None = None  # why read() found it unusable; such an item must pass through untouched
 
     @property
+    def node(self) -> Node:
+        if self._node is None:
+            assert self.source is not None
+            self._node = _compose_item(self.source, self.line, self.dash)
+        return self._node
+
+    @node.setter
+    def node(self, node: Node) -> None:
+        self._node = node
+        self.touched()
+
+    def settle(self) -> None:
+        """Done with this item: drop its tree if its text can stand for it, else write the text now."""
+        if self.source is None:
+            return
+        if self.dirty:
+            self._fields()
+            self.source = layout.entry(yn.serialize(self.node), self.dash)
+            self.dirty = False
+        self._node = None
+        self._value = None
+
+    def _fields(self) -> tuple[str, str, str, str, dict[str, str]]:
+        if self._meta is None:
+            node = self.node
+            metadata = yn.get(node, "metadata")
+            annotations = {k: yn.scalar(v) or "" for k, v in yn.items_of(yn.get(metadata, "annotations"))}
+            self._meta = (
+                yn.scalar(yn.get(node, "apiVersion")) or "",
+                yn.scalar(yn.get(node, "kind")) or "",
+                yn.scalar(yn.get(metadata, "name")) or "",
+                yn.scalar(yn.get(metadata, "namespace")) or "",
+                annotations,
+            )
+        return self._meta
+
+    @property
     def api_version(self) -> str:
-        return yn.scalar(yn.get(self.node, "apiVersion")) or ""
+        if self._meta is None and self.hint is not None:
+            return self.hint[0]
+        return self._fields()[0]
 
     @property
     def kind(self) -> str:
-        return yn.scalar(yn.get(self.node, "kind")) or ""
+        if self._meta is None and self.hint is not None:
+            return self.hint[1]
+        return self._fields()[1]
+
+    def verify(self) -> Result | None:
+        """Run read()'s checks on an item read lazily; the error result if it is unusable."""
+        if self.checked:
+            return None
+        self.checked = True
+        return _flag(self, self.index, self.node, self.line)
 
     @property
     def group(self) -> str:
@@ -113,29 +181,29 @@ class Item:
 
     @property
     def name(self) -> str:
-        return yn.scalar(yn.get_path(self.node, "metadata", "name")) or ""
+        return self._fields()[2]
 
     @property
     def namespace(self) -> str:
-        return yn.scalar(yn.get_path(self.node, "metadata", "namespace")) or ""
+        return self._fields()[3]
 
     def annotation(self, key: str) -> str | None:
-        return yn.scalar(yn.get_path(self.node, "metadata", "annotations", key))
+        return self._fields()[4].get(key)
 
     def annotations(self) -> dict[str, str]:
-        return {k: yn.scalar(v) or "" for k, v in yn.items_of(yn.get_path(self.node, "metadata", "annotations"))}
+        return dict(self._fields()[4])
 
     def set_annotation(self, key: str, value: str) -> None:
         assert isinstance(self.node, MappingNode)
         metadata = yn.ensure_map(self.node, "metadata")
         yn.set_key(yn.ensure_map(metadata, "annotations"), key, yn.str_node(value))
-        self._value = None
+        self.touched()
 
     def remove_annotation(self, key: str) -> None:
         annotations = yn.get_path(self.node, "metadata", "annotations")
         if isinstance(annotations, MappingNode):
             yn.delete_key(annotations, key)
-            self._value = None
+            self.touched()
 
     @property
     def ref(self) -> ResourceRef:
@@ -159,6 +227,8 @@ class Item:
     def touched(self) -> None:
         """Call after editing ``node`` directly."""
         self._value = None
+        self._meta = None
+        self.dirty = True
 
     def result(
         self,
@@ -178,15 +248,37 @@ class ResourceList:
     api_version: str = RESOURCE_LIST_VERSIONS[0]
     results: list[Result] = field(default_factory=list)
     json_format: bool = False
+    layout: layout.Layout | None = None  # the input's text, when the output can reuse it
 
     def has_errors(self) -> bool:
         return any(r.severity == "error" for r in self.results)
 
 
+# Kinds whose node trees stay in memory after reading: what the bundle index looks at again.
+_KEPT_GROUPS = {"trainer.kubeflow.org"}
+_KEPT_CORE_KINDS = {"LimitRange", "ResourceQuota"}
+
+
 def read(data: bytes) -> ResourceList:
-    """Parse a ResourceList (YAML or JSON). Raises ResourceListError or yn.YamlInputError."""
+    """Parse a ResourceList (YAML or JSON). Raises ResourceListError or yn.YamlInputError.
+
+    A block-style list is read item by item from its text (see layout.py); anything else, or an
+    item that does not read on its own, is read as one whole document."""
     text = yn.decode(data)
-    root = yn.compose(text)
+    shape = layout.split(text)
+    if shape is not None:
+        try:
+            return _read_by_items(text, shape)
+        except (yn.YamlInputError, _NotSplittable):
+            pass  # the whole document says precisely what is wrong, and where
+    return _read_whole(text)
+
+
+class _NotSplittable(Exception):
+    """The text layout did not hold up: read the whole document instead."""
+
+
+def _check_root(root: Node | None) -> tuple[MappingNode, str]:
     if root is None or (isinstance(root, ScalarNode) and root.tag == yn.NULL_TAG and not root.value):
         raise ResourceListError("input is empty: expected a ResourceList (config.kubernetes.io/v1)")
     if not isinstance(root, MappingNode):
@@ -206,6 +298,59 @@ def read(data: bytes) -> ResourceList:
         if key.value in seen_keys:
             raise ResourceListError(f"ResourceList: duplicate mapping key {key.value!r} (line {line})")
         seen_keys.add(key.value)
+    return root, api_version
+
+
+def _function_config(root: MappingNode, items_node: Node | None) -> Item | None:
+    try:
+        yn.check_duplicate_keys(MappingNode(yn.MAP_TAG, [p for p in root.value if p[1] is not items_node]))
+    except yn.DuplicateKeyError as err:
+        raise ResourceListError(f"ResourceList: {err}") from None
+    config_node = yn.get(root, "functionConfig")
+    if isinstance(config_node, MappingNode):
+        return Item(config_node)
+    if not yn.is_null(config_node):
+        raise ResourceListError("ResourceList.functionConfig must be a mapping")
+    return None
+
+
+def _flag(item: Item, index: int, node: Node, line: int) -> Result | None:
+    problem = _item_problem(node, line)
+    if problem is None:
+        return None
+    message, path = problem
+    item.problem = message
+    ref = item.ref if isinstance(node, MappingNode) else None
+    return Result(f"items[{index}] {message}", "error", ref, path, None, None, item.file)
+
+
+def _read_by_items(text: str, shape: layout.Layout) -> ResourceList:
+    root, api_version = _check_root(yn.compose(shape.root_text()))
+    if len(shape.chunks) > MAX_ITEMS:
+        raise ResourceListError(f"ResourceList has {len(shape.chunks)} items; the limit is {MAX_ITEMS}")
+    items: list[Item] = []
+    results: list[Result] = []
+    top_level = re.compile(rf"^ {{{shape.dash}}}(?:- |  )(apiVersion|kind):[ ]*([^\s#'\"]+)[ ]*(?:#.*)?$", re.MULTILINE)
+    for i, chunk in enumerate(shape.chunks):
+        hint = _lazy_hint(top_level, chunk.text)
+        item = Item(source=chunk.text, line=chunk.line, dash=shape.dash, index=i, hint=hint)
+        items.append(item)
+        if hint is not None:
+            if not yn.well_formed(_document_of(chunk.text, shape.dash)):
+                raise _NotSplittable  # the whole document's parse says what is wrong, and where
+            continue  # a TrainJob: composed, checked and settled one at a time when processed
+        problem = _flag(item, i, item.node, chunk.line)
+        if problem is not None:
+            results.append(problem)
+        keep = item.problem is None and (item.group in _KEPT_GROUPS or item.kind in _KEPT_CORE_KINDS)
+        if not keep:
+            item.settle()  # read again when needed; until then only its text is held
+    function_config = _function_config(root, yn.get(root, "items"))
+    return ResourceList(items, function_config, api_version, results, layout=shape)
+
+
+def _read_whole(text: str) -> ResourceList:
+    root, api_version = _check_root(yn.compose(text))
     items_node = yn.get(root, "items")
     items: list[Item] = []
     results: list[Result] = []
@@ -214,43 +359,74 @@ def read(data: bytes) -> ResourceList:
             raise ResourceListError(f"ResourceList has {len(items_node.value)} items; the limit is {MAX_ITEMS}")
         anchors = "&" in text
         for i, node in enumerate(items_node.value):
-            item = Item(node)
+            item = Item(node, index=i)
             items.append(item)
-            problem = _item_problem(node)
+            problem = _flag(item, i, node, 0)
             if problem is not None:
-                message, path = problem
-                item.problem = message
-                ref = item.ref if isinstance(node, MappingNode) else None
-                results.append(Result(f"items[{i}] {message}", "error", ref, path, None, None, item.file))
+                results.append(problem)
             if anchors:
                 # An alias may share a node between items; editing one item must not change another.
                 item.node = yn.deep_copy(node)
     elif not yn.is_null(items_node):
         raise ResourceListError("ResourceList.items must be a list")
-    try:
-        yn.check_duplicate_keys(MappingNode(yn.MAP_TAG, [p for p in root.value if p[1] is not items_node]))
-    except yn.DuplicateKeyError as err:
-        raise ResourceListError(f"ResourceList: {err}") from None
-    config_node = yn.get(root, "functionConfig")
-    function_config: Item | None = None
-    if isinstance(config_node, MappingNode):
-        function_config = Item(config_node)
-    elif not yn.is_null(config_node):
-        raise ResourceListError("ResourceList.functionConfig must be a mapping")
+    function_config = _function_config(root, items_node)
     return ResourceList(items, function_config, api_version, results, json_format=text.lstrip().startswith("{"))
 
 
+def _lazy_hint(top_level: re.Pattern[str], text: str) -> tuple[str, str] | None:
+    """(apiVersion, kind) of a TrainJob, read off its text: such items are read later, one at a time."""
+    found = top_level.findall(text)
+    fields = dict(found)
+    if len(found) != 2 or fields.get("kind") != "TrainJob":
+        return None
+    if not fields.get("apiVersion", "").startswith("trainer.kubeflow.org/"):
+        return None
+    return fields["apiVersion"], "TrainJob"
+
+
+def _document_of(source: str, dash: int) -> str:
+    """An item's text as a document of its own: its ``-`` becomes a space, so columns stay as they were."""
+    return source[:dash] + " " + source[dash + 1 :]
+
+
+def _compose_item(source: str, line: int, dash: int) -> Node:
+    try:
+        node = yn.compose(_document_of(source, dash))
+    except yn.YamlInputError as err:
+        if err.line is None:
+            raise
+        raise yn.YamlInputError(str(err).rsplit(" (line", 1)[0], err.line + line, err.column) from None
+    if node is None:
+        raise _NotSplittable
+    return node
+
+
 def write(resource_list: ResourceList) -> bytes:
-    """The output ResourceList: items, functionConfig and results, as YAML (or JSON for JSON input)."""
+    """The output ResourceList: items, functionConfig and results, as YAML (or JSON for JSON input).
+    Items read from text that were not changed go out as they came in, comments and all."""
+    shown = shown_results(resource_list.results) if resource_list.results else []
+    shape = resource_list.layout
+    if shape is not None:
+        entries = []
+        for item in resource_list.items:
+            if item.source is not None and not item.dirty:
+                entries.append(item.source)
+            else:
+                entries.append(layout.entry(yn.serialize(item.node), shape.dash))
+        results = None
+        if shown:
+            results_root = MappingNode(yn.MAP_TAG, [], flow_style=False)
+            yn.set_key(results_root, "results", yn.from_python([r.to_python() for r in shown]))
+            results = yn.serialize(results_root)
+        return shape.assemble(entries, results).encode()
     root = MappingNode(yn.MAP_TAG, [], flow_style=False)
     yn.set_key(root, "apiVersion", yn.str_node(resource_list.api_version))
     yn.set_key(root, "kind", yn.str_node("ResourceList"))
     yn.set_key(root, "items", SequenceNode(yn.SEQ_TAG, [i.node for i in resource_list.items], flow_style=False))
     if resource_list.function_config is not None:
         yn.set_key(root, "functionConfig", resource_list.function_config.node)
-    if resource_list.results:
-        results = shown_results(resource_list.results)
-        yn.set_key(root, "results", yn.from_python([r.to_python() for r in results]))
+    if shown:
+        yn.set_key(root, "results", yn.from_python([r.to_python() for r in shown]))
     if resource_list.json_format:
         value = yn.to_python(root)
         try:
@@ -285,14 +461,15 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _item_problem(node: Node) -> tuple[str, str | None] | None:
-    """What makes an item unusable (it is still passed through), with the field at fault."""
+def _item_problem(node: Node, line: int = 0) -> tuple[str, str | None] | None:
+    """What makes an item unusable (it is still passed through), with the field at fault.
+    ``line`` is where the item's text starts in the whole input."""
     if not isinstance(node, MappingNode):
-        return f"is not a mapping (line {node.start_mark.line + 1}); it is passed through unchanged", None
+        return f"is not a mapping (line {node.start_mark.line + line + 1}); it is passed through unchanged", None
     try:
         yn.check_duplicate_keys(node)
     except yn.DuplicateKeyError as err:
-        return str(err), err.path
+        return f"duplicate mapping key {err.key!r} (line {err.line + line})", err.path
     if not yn.scalar(yn.get(node, "kind")) or not yn.scalar(yn.get(node, "apiVersion")):
         return "has no apiVersion or kind; it is passed through unchanged", None
     return None

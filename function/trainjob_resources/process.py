@@ -76,6 +76,11 @@ def process(resource_list: ResourceList) -> ResourceList:
     derived_out = memo.derived
     still_used: set[Identity] = set()
     for item in bundle.trainjobs:
+        unusable = item.verify()
+        if unusable is not None:
+            resource_list.results.append(unusable)
+            item.settle()
+            continue
         outcome = process_trainjob(item, bundle, config, memo)
         for v in outcome.violations:
             resource_list.results.append(
@@ -83,15 +88,15 @@ def process(resource_list: ResourceList) -> ResourceList:
             )
         if outcome.failed or outcome.node is None:
             still_used.add(_current_ref(item))
-            continue
-        item.node = outcome.node
-        item.touched()
-        if outcome.derived is not None:
-            if outcome.derived.identity not in derived_out:
-                derived_out[outcome.derived.identity] = outcome.derived
-                place_next_to(outcome.derived, item)
-            still_used.add(outcome.derived.identity)
-        resource_list.results.append(item.result("; ".join(outcome.changes), "info"))
+        else:
+            item.node = outcome.node
+            if outcome.derived is not None:
+                if outcome.derived.identity not in derived_out:
+                    derived_out[outcome.derived.identity] = outcome.derived
+                    place_next_to(outcome.derived, item)
+                still_used.add(outcome.derived.identity)
+            resource_list.results.append(item.result("; ".join(outcome.changes), "info"))
+        item.settle()  # one TrainJob's tree at a time: a 5,000-TrainJob bundle stays small in memory
     resource_list.items = _with_derived(resource_list.items, bundle, derived_out, still_used)
     return resource_list
 

@@ -28,6 +28,46 @@ MAX_NODES = 2_000_000
 MAX_EXPANDED_NODES = 4_000_000
 
 
+# libyaml parses and emits in C but asks PyYAML's Python resolver for the tag of every plain
+# scalar, and walks (empty) path resolvers for every node: most of the time of a compose. The
+# answer depends only on the scalar's text, and Kubernetes objects repeat a few thousand texts.
+_plain_tags: dict[str, str] = {}
+
+
+def _plain_tag(value: str) -> str:
+    tag = _plain_tags.get(value)
+    if tag is None:
+        tag = yaml.resolver.Resolver.resolve(_RESOLVER, ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
+        if len(_plain_tags) < 100_000:
+            _plain_tags[value] = tag
+    return tag
+
+
+class _FastResolver:
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is ScalarNode:
+            return _plain_tag(value) if implicit[0] else STR_TAG
+        return MAP_TAG if kind is MappingNode else SEQ_TAG
+
+
+class _Loader(_FastResolver, yaml.CSafeLoader):
+    pass
+
+
+class _Dumper(_FastResolver, yaml.CSafeDumper):
+    pass
+
+
+_RESOLVER = yaml.resolver.Resolver()
+assert not _RESOLVER.yaml_path_resolvers, "the fast resolver assumes no path resolvers"
+
+
 class YamlInputError(ValueError):
     """Input that cannot be read as YAML within the documented bounds."""
 
@@ -115,6 +155,15 @@ def decode(data: bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
+def well_formed(text: str) -> bool:
+    """Whether ``text`` parses as YAML, checked by libyaml alone: no node or event objects are made."""
+    try:
+        yaml.CSafeLoader(text).raw_parse()
+    except yaml.YAMLError:
+        return False
+    return True
+
+
 def compose(text: str) -> Node | None:
     """The single document of ``text`` as a node tree, within the depth, node and alias bounds."""
     try:
@@ -123,7 +172,7 @@ def compose(text: str) -> Node | None:
         if _node_bound(encoded) > MAX_NODES or _block_depth_bound(text, MAX_DEPTH - flow_depth):
             _exact_bounds(text)
         del encoded
-        node = yaml.compose(text, Loader=yaml.CSafeLoader)
+        node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         problem = err.problem or err.context or "invalid YAML"
@@ -289,9 +338,6 @@ def _key(node: Node, constructor: _Constructor, memo: dict[int, Any]) -> Any:
 _representer = yaml.representer.SafeRepresenter(default_flow_style=False, sort_keys=False)
 
 
-_resolver = yaml.resolver.Resolver()
-
-
 def from_python(value: Any) -> Node:
     """A fresh node tree for a plain Python value, in block style; strings that would read as
     another type unquoted get double quotes (``cpu: "2"``), as kyaml writes them."""
@@ -301,8 +347,7 @@ def from_python(value: Any) -> Node:
     while stack:
         current = stack.pop()
         if isinstance(current, ScalarNode):
-            implicit = _resolver.resolve(ScalarNode, current.value, (True, False))  # type: ignore[no-untyped-call]
-            if current.tag == STR_TAG and implicit != STR_TAG:
+            if current.tag == STR_TAG and _plain_tag(current.value) != STR_TAG:
                 current.style = '"'
         else:
             stack.extend(n for pair_or_node in current.value for n in _flatten(pair_or_node))
@@ -411,7 +456,7 @@ def serialize(node: Node) -> str:
 def _serialize(node: Node) -> str:
     text: str = yaml.serialize(
         node,
-        Dumper=yaml.CSafeDumper,
+        Dumper=_Dumper,
         allow_unicode=True,
         width=1 << 30,
         indent=2,

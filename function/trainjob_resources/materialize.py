@@ -221,7 +221,8 @@ def point_at(trainjob: Item, derived: Derived, original_ref: Any, removed: list[
     """Rewrite the TrainJob's runtimeRef to ``derived`` and record what a re-render needs."""
     assert isinstance(trainjob.node, MappingNode)
     spec = yn.ensure_map(trainjob.node, "spec")
-    ref = {"apiGroup": TRAINER_GROUP, "kind": derived.kind, "name": derived.name}
-    yn.set_key(spec, "runtimeRef", yn.from_python(ref))
+    ref = [("apiGroup", TRAINER_GROUP), ("kind", derived.kind), ("name", derived.name)]
+    pairs = [(yn.str_node(key), yn.str_node(value)) for key, value in ref]
+    yn.set_key(spec, "runtimeRef", MappingNode(yn.MAP_TAG, pairs, flow_style=False))
     trainjob.set_annotation(RUNTIME_REF, record_text(original_ref))
     trainjob.set_annotation(RESOURCES, record_text([r.to_python() for r in removed]))

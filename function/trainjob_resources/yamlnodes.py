@@ -230,6 +230,8 @@ def _children(node: Node) -> list[Node]:
 
 def check_duplicate_keys(root: Node) -> None:
     """Raise DuplicateKeyError for the first mapping below ``root`` that repeats a key."""
+    if not _repeats_a_key(root):
+        return
     seen: set[int] = set()
     stack: list[tuple[Node, str]] = [(root, "")]
     while stack:
@@ -257,6 +259,29 @@ def check_duplicate_keys(root: Node) -> None:
                     stack.append((value, path))
         elif isinstance(node, SequenceNode):
             stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node.value))
+
+
+def _repeats_a_key(root: Node) -> bool:
+    """Whether some mapping below ``root`` has two keys of the same text (no paths built: the
+    common case, where none does, costs one pass over the mappings)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, MappingNode):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            pairs = node.value
+            if len({k.value if isinstance(k, ScalarNode) else id(k) for k, _ in pairs}) != len(pairs):
+                return True
+            stack.extend(v for _, v in pairs if not isinstance(v, ScalarNode))
+        elif isinstance(node, SequenceNode):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.extend(v for v in node.value if not isinstance(v, ScalarNode))
+    return False
 
 
 def _join(path: str, key: str) -> str:

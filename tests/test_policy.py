@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from trainjob_resources import explain_cli
-from trainjob_resources.config import ConfigError, parse_config
+from trainjob_resources.config import ConfigError, FunctionConfig, parse_config
 from trainjob_resources.krm import Item, ResourceList
 from trainjob_resources.yamlnodes import from_python
 
@@ -423,6 +423,8 @@ def test_policy_options_are_parsed() -> None:
         True,
         None,
     )
+    assert defaults == FunctionConfig() == parse_config({"kind": "ConfigMap", "apiVersion": "v1"})
+    assert repr(defaults) == repr(FunctionConfig()) and defaults.model_fields_set == set()
 
 
 # Pods per replicated job, as the controller counts them

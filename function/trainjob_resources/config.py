@@ -27,7 +27,10 @@ _SEPARATORS = re.compile(r"[,\s]+")
 
 
 class FunctionConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True)
+    # Most renders have no functionConfig: its validator is built only when there is one.
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True, defer_build=True
+    )
 
     mode: Literal["materialize", "native"] = "materialize"
     derived_runtime_kind: Literal["TrainingRuntime", "ClusterTrainingRuntime"] = "TrainingRuntime"
@@ -53,7 +56,7 @@ class ConfigError(ValueError):
 def parse_config(value: Any) -> FunctionConfig:
     """The FunctionConfig a functionConfig object asks for; ConfigError names every bad field."""
     if value is None:
-        return FunctionConfig()
+        return FunctionConfig.model_construct()  # the defaults, exactly what FunctionConfig() holds
     if not isinstance(value, dict):
         raise ConfigError([Violation("", "functionConfig must be a mapping")])
     kind, api_version = value.get("kind"), value.get("apiVersion")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from . import fieldpath
@@ -23,14 +23,19 @@ NAMESPACED_RUNTIME_KIND = "TrainingRuntime"
 RUNTIME_KINDS = (CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND)
 
 
-# Field names are the API's, in snake case; the camelCase aliases are generated (no per-field
-# ``Field(alias=...)``: importing ``Field`` alone costs ~18 ms of start-up).
+# Field names are the API's, in snake case; the camelCase aliases are generated. Only the root
+# model that validates needs a validator, and it holds the nested models' schemas: building one
+# per class at import would cost start-up time on every render (``defer_build``).
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True, defer_build=True
+    )
 
 
 class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow", alias_generator=to_camel, populate_by_name=True, frozen=True)
+    model_config = ConfigDict(
+        extra="allow", alias_generator=to_camel, populate_by_name=True, frozen=True, defer_build=True
+    )
 
 
 class ObjectMetaPatch(_Strict):
@@ -141,7 +146,7 @@ class ObjectMeta(_Open):
 
 
 class TrainJob(_Open):
-    metadata: ObjectMeta = ObjectMeta()
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: TrainJobSpec
 
 

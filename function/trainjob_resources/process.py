@@ -158,7 +158,7 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
     found, effective = _validate(trainjob, entry, sites, config, memo)
     outcome = Outcome(found)
     if not outcome.failed:
-        outcome.violations += evaluate(trainjob, item.namespace, entry, sites, bundle, config)
+        outcome.violations += memo.evaluate(trainjob, raw, item.namespace, entry, sites, bundle, config)
     if outcome.failed or config.mode == "native":
         return outcome
     if not any(s.resources is not None for s in sites):
@@ -197,6 +197,7 @@ class Memo:
     derived: dict[Identity, Derived] = field(default_factory=dict)
     checked: dict[str, list[Violation]] = field(default_factory=dict)
     names: dict[tuple[int, str], str] = field(default_factory=dict)
+    evaluated: dict[tuple[int, str, str], list[Violation]] = field(default_factory=dict)
 
     def validate_effective(self, effective: Effective) -> list[Violation]:
         sources = sorted((f"{s}/{k}", src.label, src.path or "") for (s, k), src in effective.sources.items())
@@ -205,6 +206,30 @@ class Memo:
         found = self.checked.get(key)
         if found is None:
             found = self.checked[key] = validate_effective(effective)
+        return found
+
+    def evaluate(
+        self,
+        trainjob: TrainJob,
+        raw: Any,
+        namespace: str,
+        entry: RuntimeEntry,
+        sites: list[ContainerSite],
+        bundle: Bundle,
+        config: FunctionConfig,
+    ) -> list[Violation]:
+        """Policy and the resource summary read only the namespace, the runtime, ``trainer.numNodes``,
+        ``trainer.resourcesPerNode`` and the patches' resources (where they are and what they say)."""
+        trainer = trainjob.spec.trainer
+        patched = [(s.resources_path, s.key, s.resources) for s in sites if s.resources is not None]
+        per_node = _resources_per_node(trainjob)
+        try:
+            key = (id(entry), namespace, dump([trainer.num_nodes if trainer else None, per_node, patched]))
+        except (TypeError, ValueError):  # keys JSON cannot sort: compute, do not remember
+            return evaluate(trainjob, namespace, entry, sites, bundle, config)
+        found = self.evaluated.get(key)
+        if found is None:
+            found = self.evaluated[key] = evaluate(trainjob, namespace, entry, sites, bundle, config)
         return found
 
     def derived_name(self, entry: RuntimeEntry, kind: str, overrides: dict[str, Any]) -> str:

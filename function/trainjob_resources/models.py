@@ -7,7 +7,6 @@ read by ``runtime_view`` (with ``runtime_models`` for the unusual ones).
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -212,6 +211,8 @@ def _unknown_field_message(root: type[BaseModel], loc: tuple[int | str, ...]) ->
     accepted = _accepted(holder)
     suggestion = _MISSPELLINGS.get(name)
     if suggestion not in accepted:
+        import difflib  # only for an error: not worth its import on every render
+
         close = difflib.get_close_matches(name, accepted, n=1)
         suggestion = close[0] if close else None
     hint = f"; did you mean {suggestion!r}?" if suggestion else ""

@@ -70,6 +70,15 @@ def _emit(stdout: BinaryIO, stderr: TextIO, output: bytes, lines: list[str], cod
     return code
 
 
+def run() -> None:
+    """The console script and ``python -m trainjob_resources``: ``main``, then exit. Everything is
+    frozen first, so that the interpreter's last collection at exit skips it (about 30 ms, a sixth
+    of a small render)."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     gc.disable()  # a short-lived process that builds no cycles: collection would only cost time
     args = list(sys.argv[1:] if argv is None else argv)

@@ -223,8 +223,12 @@ class Memo:
         trainer = trainjob.spec.trainer
         patched = [(s.resources_path, s.key, s.resources) for s in sites if s.resources is not None]
         per_node = _resources_per_node(trainjob)
+        policed = bundle.namespace_policy("LimitRange", namespace) or bundle.namespace_policy(
+            "ResourceQuota", namespace
+        )
         try:
-            key = (id(entry), namespace, dump([trainer.num_nodes if trainer else None, per_node, patched]))
+            where = namespace if policed else ""  # without policy objects the namespace changes nothing
+            key = (id(entry), where, dump([trainer.num_nodes if trainer else None, per_node, patched]))
         except (TypeError, ValueError):  # keys JSON cannot sort: compute, do not remember
             return evaluate(trainjob, namespace, entry, sites, bundle, config)
         found = self.evaluated.get(key)

@@ -16,7 +16,7 @@ from typing import Any, Final
 from . import fieldpath
 from .bundle import RuntimeEntry
 from .effective import PER_NODE_SOURCE, RUNTIME_SOURCE, Effective, Source, effective_resources, start
-from .models import TrainJob
+from .models import TrainJob, resources_per_node
 from .podmath import ContainerResources, PodResources, ResourceList, Section, add, pod_limits, pod_requests, scale
 from .quantity import Quantity, QuantityError, parse_quantity
 from .records import MutableRecord, Record
@@ -160,7 +160,7 @@ def explain_trainjob(
 ) -> TrainJobView:
     """The pods a valid TrainJob makes, container by container (``defaults``: the namespace's LimitRanges)."""
     assert entry.model is not None
-    per_node = _resources_per_node(trainjob)
+    per_node = resources_per_node(trainjob)
     effective = effective_resources(entry.jobs, sites, per_node)
     problems: list[Violation] = []
     jobs: list[JobView] = []
@@ -223,13 +223,6 @@ def pod_count(job: ReplicatedJob, entry: RuntimeEntry, trainjob: TrainJob) -> in
         count = min(count, completions)
     replicas = 1 if ancestor in _SINGLE_REPLICA_ANCESTORS else (job.replicas if job.replicas is not None else 1)
     return max(replicas, 0) * max(count, 0)
-
-
-def _resources_per_node(trainjob: TrainJob) -> dict[str, Any] | None:
-    trainer = trainjob.spec.trainer
-    if trainer is None or trainer.resources_per_node is None:
-        return None
-    return trainer.resources_per_node.model_dump(by_alias=True, exclude_none=True, mode="python")
 
 
 def _container(

@@ -243,3 +243,11 @@ def parse_trainjob(value: Any) -> tuple[TrainJob | None, list[Violation]]:
         return TrainJob.model_validate(value), []
     except ValidationError as err:
         return None, violations_from(err, TrainJob)
+
+
+def resources_per_node(trainjob: TrainJob) -> dict[str, Any] | None:
+    """``spec.trainer.resourcesPerNode`` as plain data, or None."""
+    trainer = trainjob.spec.trainer
+    if trainer is None or trainer.resources_per_node is None:
+        return None
+    return trainer.resources_per_node.model_dump(by_alias=True, exclude_none=True, mode="python")

@@ -27,7 +27,7 @@ from .materialize import (
     with_internal_annotations,
 )
 from .merge import compose_patches, merge_requirements
-from .models import CLUSTER_RUNTIME_KIND, TrainJob, parse_trainjob
+from .models import CLUSTER_RUNTIME_KIND, TrainJob, parse_trainjob, resources_per_node
 from .policy import evaluate
 from .provenance import DERIVED_FROM, ProvenanceError, dump, has_provenance, restore
 from .sites import ContainerSite, container_sites, job_sites
@@ -182,7 +182,7 @@ def _validate(
         out += validate_container_site(site, entry.jobs, display, config.trainer_resources)
     if any(v.severity == "error" for v in out):
         return out, {}
-    effective = effective_resources(entry.jobs, sites, _resources_per_node(trainjob))
+    effective = effective_resources(entry.jobs, sites, resources_per_node(trainjob))
     for one in effective.values():
         out += memo.validate_effective(one)
     return out, effective
@@ -222,7 +222,7 @@ class Memo:
         ``trainer.resourcesPerNode`` and the patches' resources (where they are and what they say)."""
         trainer = trainjob.spec.trainer
         patched = [(s.resources_path, s.key, s.resources) for s in sites if s.resources is not None]
-        per_node = _resources_per_node(trainjob)
+        per_node = resources_per_node(trainjob)
         policed = bundle.namespace_policy("LimitRange", namespace) or bundle.namespace_policy(
             "ResourceQuota", namespace
         )
@@ -242,13 +242,6 @@ class Memo:
         if name is None:
             name = self.names[key] = derived_name(entry.item, kind, overrides)
         return name
-
-
-def _resources_per_node(trainjob: TrainJob) -> dict[str, Any] | None:
-    trainer = trainjob.spec.trainer
-    if trainer is None or trainer.resources_per_node is None:
-        return None
-    return trainer.resources_per_node.model_dump(by_alias=True, exclude_none=True, mode="python")
 
 
 def _materialize(
@@ -320,7 +313,7 @@ def _move_to_resources_per_node(
     patch: dict[str, Any] = {}
     for site in trainer_sites:
         patch = compose_patches(patch, site.resources)
-    existing = _resources_per_node(trainjob)
+    existing = resources_per_node(trainjob)
     moved = merge_requirements(merge_requirements(None, patch), existing)
     trainer = yn.ensure_map(yn.ensure_map(work, "spec"), "trainer")
     yn.set_key(trainer, "resourcesPerNode", yn.from_python(moved))

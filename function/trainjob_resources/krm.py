@@ -416,7 +416,7 @@ def write(resource_list: ResourceList) -> bytes:
         results = None
         if shown:
             results_root = MappingNode(yn.MAP_TAG, [], flow_style=False)
-            yn.set_key(results_root, "results", yn.from_python([r.to_python() for r in shown]))
+            yn.set_key(results_root, "results", _results_node(shown))
             results = yn.serialize(results_root)
         return shape.assemble(entries, results).encode()
     root = MappingNode(yn.MAP_TAG, [], flow_style=False)
@@ -426,7 +426,7 @@ def write(resource_list: ResourceList) -> bytes:
     if resource_list.function_config is not None:
         yn.set_key(root, "functionConfig", resource_list.function_config.node)
     if shown:
-        yn.set_key(root, "results", yn.from_python([r.to_python() for r in shown]))
+        yn.set_key(root, "results", _results_node(shown))
     if resource_list.json_format:
         value = yn.to_python(root)
         try:
@@ -435,6 +435,19 @@ def write(resource_list: ResourceList) -> bytes:
             text = json.dumps(_finite(value), ensure_ascii=False, indent=2, allow_nan=False)
         return (text + "\n").encode()
     return yn.serialize(root).encode()
+
+
+def _results_node(results: list[Result]) -> SequenceNode:
+    """The results as nodes: strings directly (thousands of them), other values through the representer."""
+
+    def node_of(value: Any) -> Node:
+        if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+            return MappingNode(yn.MAP_TAG, [(yn.text_node(k), node_of(v)) for k, v in value.items()], flow_style=False)
+        if isinstance(value, str):
+            return yn.text_node(value)
+        return yn.from_python(value)
+
+    return SequenceNode(yn.SEQ_TAG, [node_of(r.to_python()) for r in results], flow_style=False)
 
 
 def shown_results(results: list[Result]) -> list[Result]:

@@ -379,6 +379,12 @@ def from_python(value: Any) -> Node:
     return node
 
 
+def text_node(value: str) -> ScalarNode:
+    """A string scalar, double-quoted only where plain text would read as another type (as
+    ``from_python`` writes it), built without the representer."""
+    return ScalarNode(STR_TAG, value, style='"' if _plain_tag(value) != STR_TAG else None)
+
+
 def _flatten(entry: Any) -> tuple[Node, ...]:
     return entry if isinstance(entry, tuple) else (entry,)
 

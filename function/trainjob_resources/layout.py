@@ -58,7 +58,7 @@ def split(text: str) -> Layout | None:
     if first is None:
         return _empty(text, keys[0].start(), start)
     dash, char, at = first
-    if char != "-" or not text.startswith(("- ", "-\n"), at):
+    if char != "-" or not text.startswith(("- ", "-\n"), at + dash):
         return _empty(text, keys[0].start(), start) if dash == 0 and char != "-" else None
     end = _region_end(text, at, dash)
     if _DOCUMENT_MARKER.search(text, end) or _DOCUMENT_MARKER.search(text, 0, keys[0].start()):

@@ -1,0 +1,81 @@
+"""The text layer: however the items are laid out, the function returns the same objects, and
+items it does not change come back as their exact text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.goldens import cases, run_function
+from trainjob_resources import layout
+
+
+def indented(text: str, by: int = 2) -> str:
+    """The same ResourceList with its items block indented (``items:\\n  - a``), as some tools write it."""
+    head, _, rest = text.partition("items:\n")
+    lines = rest.splitlines(keepends=True)
+    out = []
+    in_items = True
+    for line in lines:
+        if in_items and line.strip() and not line.startswith((" ", "-", "#")):
+            in_items = False
+        out.append(" " * by + line if in_items and line.strip() else line)
+    return head + "items:\n" + "".join(out)
+
+
+@pytest.mark.parametrize("case", cases("success"), ids=lambda p: p.name)
+def test_indented_items_give_the_same_objects(case: Path) -> None:
+    text = (case / "input.yaml").read_text()
+    shifted = indented(text)
+    assert layout.split(shifted) is not None, "the indented form is read item by item too"
+    assert yaml.safe_load(shifted)["items"] == yaml.safe_load(text)["items"]
+    code, out, err = run_function(shifted.encode())
+    assert code == 0, err
+    assert yaml.safe_load(out)["items"] == yaml.safe_load((case / "expected.yaml").read_text())["items"]
+
+
+def test_untouched_items_keep_their_text_and_comments() -> None:
+    text = """\
+# a comment before the list
+apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+functionConfig:
+  apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: cfg}
+  data: {mode: materialize}  # kept
+items:
+  # before the first item
+  - apiVersion: v1
+    kind: ConfigMap   # a comment
+    metadata:
+      name: a
+    data:
+      script: |
+        - not an item
+        # not a comment
+  # between items
+  - apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: b}
+# trailing
+"""
+    code, out, _ = run_function(text.encode())
+    assert code == 0
+    assert out.decode() == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": []}',
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [{a: 1}]\n",
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- &a {kind: X}\n- *a\n",
+        "apiVersion: config.kubernetes.io/v1\r\nkind: ResourceList\r\nitems:\r\n- {kind: X}\r\n",
+    ],
+    ids=["json", "flow items", "anchors", "crlf"],
+)
+def test_shapes_the_text_layer_leaves_to_the_whole_document_reader(text: str) -> None:
+    assert layout.split(text) is None

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from trainjob_resources import layout
 
 from tests.goldens import cases, run_function
-from trainjob_resources import layout
 
 
 def indented(text: str, by: int = 2) -> str:

@@ -42,13 +42,14 @@ class Layout:
         return f"{self.before}items:{' []' if not entries else ''}\n{self.lead}{body}{after}{results or ''}"
 
 
+_JSON_START = re.compile(r"\s*\{")
 _ALIAS = re.compile(r"(?:^|[ \[{,])\*[^ \]},\n]")
 
 
 def split(text: str) -> Layout | None:
-    if "\r" in text or "\t" in text or "&" in text or text.lstrip().startswith("{"):
+    if "\r" in text or "\t" in text or "&" in text or _JSON_START.match(text):
         return None
-    if _ALIAS.search(text):
+    if "*" in text and _ALIAS.search(text):
         return None  # an alias (even an undefined one) makes items depend on each other
     keys = list(_ITEMS_KEY.finditer(text))
     if len(keys) != 1:

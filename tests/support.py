@@ -90,3 +90,31 @@ def pod_spec_of(runtime: dict[str, Any], job: str) -> dict[str, Any]:
 
 def container_of(runtime: dict[str, Any], job: str, list_name: str, name: str) -> dict[str, Any]:
     return next(c for c in pod_spec_of(runtime, job).get(list_name, []) if c["name"] == name)
+
+
+def trainer_runtime(
+    name: str,
+    init_containers: list[dict[str, Any]],
+    image: str = "pytorch",
+    labels: dict[str, str] | None = None,
+    pod: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ClusterTrainingRuntime with one replicated job, ``node`` (the trainer), whose pod has
+    ``init_containers`` and the trainer container ``node``; ``pod`` adds other pod fields."""
+    metadata: dict[str, Any] = {"name": name}
+    if labels:
+        metadata["labels"] = labels
+    pod_spec = {"initContainers": init_containers, "containers": [{"name": "node", "image": image}], **(pod or {})}
+    job = {
+        "name": "node",
+        "template": {
+            "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+            "spec": {"template": {"spec": pod_spec}},
+        },
+    }
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
+        "metadata": metadata,
+        "spec": {"mlPolicy": {"numNodes": 1, "torch": {}}, "template": {"spec": {"replicatedJobs": [job]}}},
+    }

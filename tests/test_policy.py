@@ -12,7 +12,7 @@ from trainjob_resources.config import ConfigError, FunctionConfig, parse_config
 from trainjob_resources.krm import Item, ResourceList
 from trainjob_resources.yamlnodes import from_python
 
-from tests.support import Rendered, container_patch, render, trainjob
+from tests.support import Rendered, container_patch, render, trainer_runtime, trainjob
 
 SIDECAR = (
     "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]"
@@ -35,35 +35,7 @@ def runtime(init_containers: list[dict[str, Any]] | None = None, **pod: Any) -> 
             }
         ]
     )
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": "rt"},
-        "spec": {
-            "mlPolicy": {"numNodes": 1, "torch": {}},
-            "template": {
-                "spec": {
-                    "replicatedJobs": [
-                        {
-                            "name": "node",
-                            "template": {
-                                "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-                                "spec": {
-                                    "template": {
-                                        "spec": {
-                                            "initContainers": inits,
-                                            "containers": [{"name": "node", "image": "pytorch"}],
-                                            **pod,
-                                        }
-                                    }
-                                },
-                            },
-                        }
-                    ]
-                }
-            },
-        },
-    }
+    return trainer_runtime("rt", inits, pod=pod)
 
 
 def job(

@@ -26,6 +26,7 @@ from trainjob_resources.provenance import DERIVED_FROM
 
 from tests.goldens import run_function
 from tests.hostile import CONFIG_MAP, HEADER, RUNTIME, assert_sane, bundle, load, trainjob_value, trainjob_yaml
+from tests.support import trainer_runtime
 
 settings.register_profile(
     "default", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -165,34 +166,9 @@ def runtimes(draw: st.DrawFn) -> dict[str, Any]:
         {"name": n, "image": "busybox", "restartPolicy": "Always", "resources": draw(sidecar_resources(big=False))}
         for n in SIDECARS
     ]
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": "torch", "labels": {"trainer.kubeflow.org/framework": "torch"}},
-        "spec": {
-            "mlPolicy": {"numNodes": 1, "torch": {}},
-            "template": {
-                "spec": {
-                    "replicatedJobs": [
-                        {
-                            "name": "node",
-                            "template": {
-                                "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-                                "spec": {
-                                    "template": {
-                                        "spec": {
-                                            "initContainers": sidecars,
-                                            "containers": [{"name": "node", "image": "pytorch/pytorch"}],
-                                        }
-                                    }
-                                },
-                            },
-                        }
-                    ]
-                }
-            },
-        },
-    }
+    return trainer_runtime(
+        "torch", sidecars, image="pytorch/pytorch", labels={"trainer.kubeflow.org/framework": "torch"}
+    )
 
 
 @st.composite

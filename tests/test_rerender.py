@@ -5,46 +5,21 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from tests.support import container_of, container_patch, load_shared, render, trainjob
+from tests.support import Rendered, container_of, container_patch, load_shared, render, trainer_runtime, trainjob
 
-RUNTIME: dict[str, Any] = {
-    "apiVersion": "trainer.kubeflow.org/v1alpha1",
-    "kind": "ClusterTrainingRuntime",
-    "metadata": {"name": "loader-runtime", "labels": {"trainer.kubeflow.org/framework": "torch"}},
-    "spec": {
-        "mlPolicy": {"numNodes": 1, "torch": {}},
-        "template": {
-            "spec": {
-                "replicatedJobs": [
-                    {
-                        "name": "node",
-                        "template": {
-                            "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-                            "spec": {
-                                "template": {
-                                    "spec": {
-                                        "initContainers": [
-                                            {
-                                                "name": "data-loader",
-                                                "image": "loader:1",
-                                                "restartPolicy": "Always",
-                                                "resources": {
-                                                    "limits": {"memory": "8Gi"},
-                                                    "requests": {"memory": "8Gi"},
-                                                },
-                                            }
-                                        ],
-                                        "containers": [{"name": "node", "image": "torch:1"}],
-                                    }
-                                }
-                            },
-                        },
-                    }
-                ]
-            }
-        },
-    },
-}
+RUNTIME = trainer_runtime(
+    "loader-runtime",
+    [
+        {
+            "name": "data-loader",
+            "image": "loader:1",
+            "restartPolicy": "Always",
+            "resources": {"limits": {"memory": "8Gi"}, "requests": {"memory": "8Gi"}},
+        }
+    ],
+    image="torch:1",
+    labels={"trainer.kubeflow.org/framework": "torch"},
+)
 
 
 def loader(memory: str) -> dict[str, Any]:
@@ -53,6 +28,17 @@ def loader(memory: str) -> dict[str, Any]:
 
 def job(name: str, memory: str, namespace: str = "team-a") -> dict[str, Any]:
     return trainjob(name, "loader-runtime", [container_patch("node", "initContainers", loader(memory))], namespace)
+
+
+def rendered_then_patched(resources: dict[str, Any], manager: str) -> tuple[dict[str, Any], Rendered]:
+    """Render job ``a``, add a later manager's data-loader ``resources`` to the output, render again;
+    the edited TrainJob and the second render."""
+    once = render([RUNTIME, job("a", "64Gi")])
+    edited = copy.deepcopy(once.items)
+    tj = next(i for i in edited if i["kind"] == "TrainJob")
+    patch = container_patch("node", "initContainers", {"name": "data-loader", "resources": resources}, manager)
+    tj["spec"]["runtimePatches"].append(patch)
+    return tj, render(edited)
 
 
 def test_render_twice_is_a_fixed_point() -> None:
@@ -85,18 +71,7 @@ def test_editing_the_base_runtime_reaches_derived_runtimes_and_leaves_no_orphan(
 
 
 def test_an_override_added_later_applies_on_top() -> None:
-    once = render([RUNTIME, job("a", "64Gi")])
-    edited = copy.deepcopy(once.items)
-    tj = next(i for i in edited if i["kind"] == "TrainJob")
-    tj["spec"]["runtimePatches"].append(
-        container_patch(
-            "node",
-            "initContainers",
-            {"name": "data-loader", "resources": {"limits": {"cpu": "2"}}},
-            "ops.example.com/tuner",
-        )
-    )
-    again = render(edited)
+    _, again = rendered_then_patched({"limits": {"cpu": "2"}}, "ops.example.com/tuner")
     assert again.code == 0, again.results
     derived = again.of_kind("TrainingRuntime")
     assert len(derived) == 1
@@ -116,18 +91,7 @@ def test_removing_the_patch_restores_the_base_runtime_ref_and_drops_the_derived_
 
 
 def test_a_failing_trainjob_keeps_its_derived_runtime() -> None:
-    once = render([RUNTIME, job("a", "64Gi")])
-    edited = copy.deepcopy(once.items)
-    tj = next(i for i in edited if i["kind"] == "TrainJob")
-    tj["spec"]["runtimePatches"].append(
-        container_patch(
-            "node",
-            "initContainers",
-            {"name": "data-loader", "resources": {"limits": {"cpu": "lots"}}},
-            "ops.example.com/x",
-        )
-    )
-    again = render(edited)
+    tj, again = rendered_then_patched({"limits": {"cpu": "lots"}}, "ops.example.com/x")
     assert again.code == 1
     assert again.named("TrainJob", "a") == tj, "a failing TrainJob comes back exactly as written"
     assert [d["metadata"]["name"] for d in again.of_kind("TrainingRuntime")] == [tj["spec"]["runtimeRef"]["name"]]

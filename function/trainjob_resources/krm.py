@@ -14,7 +14,7 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import layout
+from . import layout, textedit
 from . import yamlnodes as yn
 from .violations import Severity
 
@@ -95,7 +95,20 @@ class Item:
     read from a block ResourceList also keeps its original text (``source``), so that when it is
     not changed it goes out as those bytes and its tree can be dropped (``settle``)."""
 
-    __slots__ = ("_meta", "_node", "_value", "checked", "dash", "dirty", "hint", "index", "line", "problem", "source")
+    __slots__ = (
+        "_meta",
+        "_node",
+        "_value",
+        "checked",
+        "dash",
+        "dirty",
+        "head",
+        "hint",
+        "index",
+        "line",
+        "problem",
+        "source",
+    )
 
     def __init__(
         self,
@@ -114,6 +127,7 @@ class Item:
         self.line = line  # where that text starts in the whole input, for messages
         self.dash = dash  # the column of the item's ``-`` in the input
         self.dirty = source is None
+        self.head = True  # whether its text keeps the comment lines above its first key
         self._value: Any = None
         self._meta: tuple[str, str, str, str, dict[str, str]] | None = None
         self.problem: str | None = None  # why read() found it unusable; such an item must pass through untouched
@@ -136,10 +150,24 @@ class Item:
             return
         if self.dirty:
             self._fields()
-            self.source = layout.entry(yn.serialize(self.node), self.dash)
+            self.source = self.text()
             self.dirty = False
         self._node = None
         self._value = None
+
+    def text(self) -> str:
+        """The item as an entry of the items sequence: as read, with its edits written into that text
+        where it was read from text (comments and layout kept), else serialized."""
+        if self.source is not None and not self.dirty:
+            return self.source
+        node = self.node
+        if self.source is not None and isinstance(node, MappingNode):
+            edited = textedit.render(_document_of(self.source, self.dash), node)
+            if edited is not None:
+                if not self.head:
+                    return " " * self.dash + "- " + edited[node.start_mark.index :]
+                return edited[: self.dash] + "-" + edited[self.dash + 1 :]
+        return layout.entry(yn.serialize(node), self.dash)
 
     def _fields(self) -> tuple[str, str, str, str, dict[str, str]]:
         if self._meta is None:
@@ -398,6 +426,7 @@ def _compose_item(source: str, line: int, dash: int) -> Node:
         raise yn.YamlInputError(str(err).rsplit(" (line", 1)[0], err.line + line, err.column) from None
     if node is None:
         raise _NotSplittable
+    textedit.remember(node)
     return node
 
 
@@ -409,10 +438,10 @@ def write(resource_list: ResourceList) -> bytes:
     if shape is not None:
         entries = []
         for item in resource_list.items:
-            if item.source is not None and not item.dirty:
-                entries.append(item.source)
-            else:
+            if item.source is None:
                 entries.append(layout.entry(yn.serialize(item.node), shape.dash))
+            else:
+                entries.append(item.text())
         results = None
         if shown:
             results_root = MappingNode(yn.MAP_TAG, [], flow_style=False)
@@ -480,7 +509,7 @@ def _item_problem(node: Node, line: int = 0) -> tuple[str, str | None] | None:
     if not isinstance(node, MappingNode):
         return f"is not a mapping (line {node.start_mark.line + line + 1}); it is passed through unchanged", None
     try:
-        yn.check_duplicate_keys(node)
+        yn.check_duplicate_keys(node, textedit.collections_of(node))
     except yn.DuplicateKeyError as err:
         return f"duplicate mapping key {err.key!r} (line {err.line + line})", err.path
     if not yn.scalar(yn.get(node, "kind")) or not yn.scalar(yn.get(node, "apiVersion")):

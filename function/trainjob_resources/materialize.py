@@ -15,6 +15,7 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
+from . import textedit
 from . import yamlnodes as yn
 from .effective import ContainerKey, Effective
 from .krm import INDEX_ANNOTATIONS, PATH_ANNOTATIONS, Item
@@ -56,6 +57,18 @@ class Derived:
     namespace: str
     name: str
     node: MappingNode
+    text: tuple[str, int] | None = None  # the base runtime's item text (and dash column) that node was copied from
+
+    def item(self) -> Item:
+        """The derived runtime as an item: written as the base runtime's text with its edits when
+        the base was read from text (its layout and comments kept, but not the comment above it,
+        which describes the base), else serialized."""
+        if self.text is None:
+            return Item(self.node)
+        item = Item(self.node, source=self.text[0], dash=self.text[1])
+        item.head = False
+        item.touched()
+        return item
 
     @property
     def identity(self) -> tuple[str, str, str]:
@@ -94,20 +107,31 @@ def derived_name(base: Item, kind: str, overrides: Mapping[str, Any]) -> str:
 def derive_runtime(
     base: Item, kind: str, namespace: str, effective: Mapping[ContainerKey, Effective], name: str
 ) -> Derived:
-    node = yn.deep_copy(base.node)
+    text = (base.source, base.dash) if base.source is not None else None
+    base_node = base.node
+    assert isinstance(base_node, MappingNode)
+    # Read from text: copy only what changes, the rest is written as the base's text. Otherwise a
+    # full copy, which is serialized.
+    draft = textedit.Draft(base_node) if text is not None else None
+    node = draft.root if draft is not None else yn.deep_copy(base_node)
     assert isinstance(node, MappingNode)
+
+    def child(parent: Node, key: str | int) -> Node:
+        if draft is not None:
+            assert isinstance(parent, MappingNode | SequenceNode)
+            return draft.child(parent, key)
+        found = parent.value[key] if isinstance(key, int) else yn.get(parent, key)
+        assert found is not None
+        return found
+
     yn.set_key(node, "kind", yn.str_node(kind))
-    jobs = yn.get_path(node, "spec", "template", "spec", "replicatedJobs")
-    assert isinstance(jobs, SequenceNode)
     for key in sorted(effective):
         info = effective[key].container
         requirements = clean_requirements(effective[key].requirements)
-        pod = jobs.value[info.job_index]
-        for step in POD_CHAIN:
-            pod = yn.get(pod, step)
-        entries = yn.get(pod, info.container_list)
-        assert isinstance(entries, SequenceNode)
-        target = entries.value[info.index]
+        pod: Node = node
+        for step in ("spec", "template", "spec", "replicatedJobs", info.job_index, *POD_CHAIN, info.container_list):
+            pod = child(pod, step)
+        target = child(pod, info.index)
         assert isinstance(target, MappingNode)
         if requirements:
             yn.set_key(target, "resources", yn.from_python(requirements))
@@ -118,7 +142,7 @@ def derive_runtime(
     annotations = yn.ensure_map(yn.ensure_map(node, "metadata"), "annotations")
     yn.set_key(annotations, DERIVED_FROM, yn.str_node(base_ref(base)))
     yn.set_key(annotations, OVERRIDES, yn.str_node(dump(overrides_of(effective))))
-    return Derived(kind, scope, name, node)
+    return Derived(kind, scope, name, node, text)
 
 
 def _rebuild_metadata(node: MappingNode, base: Item, name: str, namespace: str) -> None:

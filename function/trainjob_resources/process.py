@@ -11,6 +11,7 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node
 
+from . import textedit
 from . import yamlnodes as yn
 from .bundle import Bundle, Identity, RuntimeEntry, identity_of, index, resolve
 from .config import ConfigError, FunctionConfig, parse_config
@@ -120,13 +121,13 @@ def _with_derived(
             fresh = derived_out.get(identity)
             if fresh is not None:
                 with_internal_annotations(fresh.node, item)
-                out.append(Item(fresh.node))
+                out.append(fresh.item())
                 placed.add(identity)
             elif identity in still_used:
                 out.append(item)
             continue
         out.append(item)
-    out.extend(Item(d.node) for identity, d in derived_out.items() if identity not in placed)
+    out.extend(d.item() for identity, d in derived_out.items() if identity not in placed)
     return out
 
 
@@ -155,7 +156,7 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
         return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
     sites = list(container_sites(trainjob, raw))
     memo = memo or Memo()
-    found, effective = _validate(trainjob, entry, sites, config, memo)
+    found, effective = memo.validate(trainjob, entry, sites, config)
     outcome = Outcome(found)
     if not outcome.failed:
         outcome.violations += memo.evaluate(trainjob, raw, item.namespace, entry, sites, bundle, config)
@@ -195,9 +196,34 @@ class Memo:
     is distinct, not in what is repeated."""
 
     derived: dict[Identity, Derived] = field(default_factory=dict)
+    validated: dict[Any, tuple[list[Violation], dict[ContainerKey, Effective]]] = field(default_factory=dict)
     checked: dict[str, list[Violation]] = field(default_factory=dict)
     names: dict[tuple[int, str], str] = field(default_factory=dict)
     evaluated: dict[tuple[int, str, str], list[Violation]] = field(default_factory=dict)
+
+    def validate(
+        self, trainjob: TrainJob, entry: RuntimeEntry, sites: list[ContainerSite], config: FunctionConfig
+    ) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
+        """``_validate``, once per distinct case. What it reads: the runtime, the managers, where each
+        patched job and container is (indices, names, lists), whether a container patch sets env,
+        the resources and resourcesPerNode as written (``repr`` keeps key order and types apart)."""
+        patches = trainjob.spec.runtime_patches or []
+        key = (
+            id(entry),  # entries live as long as this render
+            config.trainer_resources,
+            tuple(p.manager for p in patches),
+            tuple((s.patch_index, s.job_index, s.job) for s in job_sites(trainjob)),
+            tuple(
+                (s.job_site.patch_index, s.job_site.job_index, s.container_list, s.index, s.name, bool(s.patch.env))
+                for s in sites
+            ),
+            repr([s.resources for s in sites]),
+            repr(resources_per_node(trainjob)),
+        )
+        found = self.validated.get(key)
+        if found is None:
+            found = self.validated[key] = _validate(trainjob, entry, sites, config, self)
+        return list(found[0]), found[1]
 
     def validate_effective(self, effective: Effective) -> list[Violation]:
         sources = sorted((f"{s}/{k}", src.label, src.path or "") for (s, k), src in effective.sources.items())
@@ -293,7 +319,7 @@ def _materialize(
 
 
 def _copy(node: Node) -> MappingNode:
-    copied = yn.deep_copy(node)
+    copied = textedit.copy(node)
     assert isinstance(copied, MappingNode)
     return copied
 

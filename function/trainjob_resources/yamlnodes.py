@@ -9,7 +9,7 @@ rejects duplicate mapping keys, as kustomize's kyaml does.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import yaml
@@ -228,9 +228,17 @@ def _children(node: Node) -> list[Node]:
     return []
 
 
-def check_duplicate_keys(root: Node) -> None:
-    """Raise DuplicateKeyError for the first mapping below ``root`` that repeats a key."""
-    if not _repeats_a_key(root):
+def check_duplicate_keys(root: Node, collections: Iterable[Node] | None = None) -> None:
+    """Raise DuplicateKeyError for the first mapping below ``root`` that repeats a key.
+    ``collections``, when the caller has it, is every collection of the tree, ``root`` included."""
+    if collections is not None:
+        if not any(
+            len({k.value if isinstance(k, ScalarNode) else id(k) for k, _ in node.value}) != len(node.value)
+            for node in collections
+            if isinstance(node, MappingNode)
+        ):
+            return
+    elif not _repeats_a_key(root):
         return
     seen: set[int] = set()
     stack: list[tuple[Node, str]] = [(root, "")]
@@ -327,19 +335,30 @@ def _value(node: Node, constructor: _Constructor, memo: dict[int, Any]) -> Any:
         memo[id(node)] = mapping
         own: dict[Any, Any] = {}
         for key, value in node.value:
-            if isinstance(key, ScalarNode) and key.tag == MERGE_TAG:
+            # Most keys and values are plain strings: read those without a call.
+            if key.__class__ is ScalarNode and key.tag == STR_TAG:
+                name = key.value
+            elif isinstance(key, ScalarNode) and key.tag == MERGE_TAG:
                 merged = _merged(value, constructor, memo)
                 if merged is not None:
                     mapping.update(merged)
                     continue
-            name = _key(key, constructor, memo)
+                name = _key(key, constructor, memo)
+            else:
+                name = _key(key, constructor, memo)
             if name not in own:  # a repeated key (an error of its own) reads as ``get`` reads it: the first
-                own[name] = _value(value, constructor, memo)
+                own[name] = (
+                    value.value
+                    if value.__class__ is ScalarNode and value.tag == STR_TAG
+                    else _value(value, constructor, memo)
+                )
         mapping.update(own)
         return mapping
     sequence: list[Any] = []
     memo[id(node)] = sequence
-    sequence.extend(_value(v, constructor, memo) for v in node.value)
+    sequence.extend(
+        v.value if v.__class__ is ScalarNode and v.tag == STR_TAG else _value(v, constructor, memo) for v in node.value
+    )
     return sequence
 
 

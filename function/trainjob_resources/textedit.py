@@ -1,0 +1,361 @@
+"""Write an edited node tree back into the text it was read from.
+
+The function's edits to a TrainJob are small (its runtimeRef, two annotations, ``resources``
+taken out of its patches). Rather than serializing the whole object again, its new text is the
+old text with only the edited entries rewritten. Everything else (comments, quoting, flow style,
+blank lines) stays as the user wrote it, and a re-render that changes nothing gives the same
+bytes back.
+
+``remember`` records, right after reading, the children of every collection. Edits replace,
+remove or append children (a scalar is never changed in place), so the collections whose
+children differ from those records are exactly the edited ones. ``render`` visits only them and
+their ancestors and turns each difference into a text edit: a removed entry loses its lines
+(comment lines above it included), a replaced or new entry is serialized at the entry's column,
+an edited flow collection is serialized in place. A layout it does not handle (children
+reordered, a complex key, a comment between a ``-`` and its item) makes it return None: the
+caller then serializes the whole node, as it would without this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
+
+from . import yamlnodes as yn
+
+_READ = "_read_children"  # on a collection: its children as read
+_ORIGIN = "_copied_from"  # on a copy a Draft made: the node it copies
+_ALL = "_read_collections"  # on a root: every collection below it (itself excluded), as read
+
+
+class _Unsupported(Exception):
+    """A layout this module does not rewrite."""
+
+
+def remember(root: Node) -> None:
+    """Record the children of every collection below ``root`` as read."""
+    collections: list[CollectionNode] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, MappingNode):
+            pairs = list(node.value)
+            setattr(node, _READ, pairs)
+            collections.append(node)
+            stack.extend(v for _, v in pairs if not isinstance(v, ScalarNode))
+        elif isinstance(node, SequenceNode):
+            entries = list(node.value)
+            setattr(node, _READ, entries)
+            collections.append(node)
+            stack.extend(v for v in entries if not isinstance(v, ScalarNode))
+    setattr(root, _ALL, collections[1:])  # not the root itself: a cycle would outlive the tree (gc is off)
+
+
+def collections_of(root: Node) -> list[Node] | None:
+    """Every collection of a tree ``remember`` saw (``root`` first), or None."""
+    below: list[Node] | None = getattr(root, _ALL, None)
+    return None if below is None else [root, *below]
+
+
+def copy(node: Node) -> Node:
+    """A deep copy that keeps what ``node`` was read from (marks, and the read children of every
+    collection not edited yet), so that ``render`` can still write only what changes after."""
+    memo: dict[int, Node] = {}
+    collections: list[CollectionNode] = []
+
+    def copy_of(n: Node) -> Node:
+        if id(n) in memo:
+            return memo[id(n)]
+        out: Node
+        if isinstance(n, ScalarNode):
+            out = ScalarNode(n.tag, n.value, n.start_mark, n.end_mark, style=n.style)
+        elif isinstance(n, MappingNode):
+            pairs = [(copy_of(k), copy_of(v)) for k, v in n.value]
+            out = MappingNode(n.tag, pairs, n.start_mark, n.end_mark, flow_style=n.flow_style)
+        else:
+            assert isinstance(n, SequenceNode)
+            out = SequenceNode(n.tag, [copy_of(v) for v in n.value], n.start_mark, n.end_mark, flow_style=n.flow_style)
+        if isinstance(out, CollectionNode) and _as_read(n):
+            setattr(out, _READ, list(out.value))
+            collections.append(out)
+        memo[id(n)] = out
+        return out
+
+    copied = copy_of(node)
+    setattr(copied, _ALL, [c for c in collections if c is not copied])
+    return copied
+
+
+class Draft:
+    """An editable version of a read tree that copies only the collections an edit goes through;
+    the rest is shared with the original, which never changes. Rendered against the original's
+    text, it writes only what the edits changed."""
+
+    def __init__(self, root: MappingNode) -> None:
+        self.root = _shallow(root)
+        self._copies: list[CollectionNode] = []
+        self._owned = {id(self.root)}
+        setattr(self.root, _ALL, self._copies)
+
+    def child(self, parent: CollectionNode, key: str | int) -> CollectionNode:
+        """``parent``'s entry ``key`` (a mapping key or a sequence index), made editable; ``parent``
+        must be the root or a node this draft returned."""
+        if isinstance(parent, MappingNode):
+            for i, (k, v) in enumerate(parent.value):
+                if isinstance(k, ScalarNode) and k.value == key:
+                    if not isinstance(v, CollectionNode):
+                        raise KeyError(key)
+                    copied = self._own(v)
+                    parent.value[i] = (k, copied)
+                    return copied
+            raise KeyError(key)
+        assert isinstance(key, int)
+        entry = parent.value[key]
+        if not isinstance(entry, CollectionNode):
+            raise KeyError(key)
+        copied = self._own(entry)
+        parent.value[key] = copied
+        return copied
+
+    def _own(self, node: CollectionNode) -> CollectionNode:
+        if id(node) in self._owned:
+            return node
+        copied = _shallow(node)
+        self._copies.append(copied)
+        self._owned.add(id(copied))
+        return copied
+
+
+def _shallow(node: CollectionNode) -> CollectionNode:
+    """A copy with its own list of the same children, standing for ``node`` in the text."""
+    copied: CollectionNode = type(node)(
+        node.tag, list(node.value), node.start_mark, node.end_mark, flow_style=node.flow_style
+    )
+    read = getattr(node, _READ, None)
+    if read is not None:
+        setattr(copied, _READ, read)
+        setattr(copied, _ORIGIN, node)
+    return copied
+
+
+def _as_read(node: Node) -> bool:
+    read = getattr(node, _READ, None)
+    return read is not None and node.value == read
+
+
+def render(text: str, root: MappingNode) -> str | None:
+    """``text`` (the document ``root`` was read from) with ``root``'s edits written in; None when
+    an edit is laid out in a way this module does not rewrite."""
+    collections: list[CollectionNode] | None = getattr(root, _ALL, None)
+    if collections is None or root.flow_style or getattr(root, _READ, None) is None:
+        return None
+    # Only the collections whose own children changed need edits: their ancestors are as read.
+    # Lists compare their items by identity first, and nodes have no other equality.
+    edited = [c for c in [root, *collections] if c.value != getattr(c, _READ)]
+    if not edited:
+        return text
+    edited.sort(key=lambda c: c.start_mark.index)
+    writer = _Writer(text)
+    try:
+        for node in edited:
+            if writer.covers(node.start_mark.index):
+                continue  # inside an entry that an edit above removed or replaced
+            writer.collection(node)
+    except _Unsupported:
+        return None
+    writer.edits.sort(key=lambda edit: (edit[0], edit[1]))
+    parts: list[str] = []
+    at = 0
+    for start, end, replacement in writer.edits:
+        if start < at:
+            return None  # overlapping edits: a layout this module misjudged
+        parts.append(text[at:start])
+        parts.append(replacement)
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+class _Writer:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.replaced: list[tuple[int, int]] = []  # the text that edits removed or replaced
+        self.edits: list[tuple[int, int, str]] = []  # (start, end, replacement), in text order
+
+    # Positions in the text as read.
+
+    def content_end(self, node: Node) -> int:
+        """Just after the last character of ``node``'s own text. A block collection's end mark is
+        at the next token, past any comments, so its last child (as read) decides."""
+        while isinstance(node, CollectionNode) and not node.flow_style:
+            read = getattr(node, _READ, None)
+            if not read:
+                raise _Unsupported
+            node = read[-1][1] if isinstance(node, MappingNode) else read[-1]
+        return int(node.end_mark.index)
+
+    def line_end(self, node: Node) -> int:
+        """The end of the line where ``node``'s text ends: a comment there goes with it."""
+        end = self.content_end(node)
+        newline = self.text.find("\n", max(end - 1, node.start_mark.index))
+        return len(self.text) if newline < 0 else newline
+
+    def dash_of(self, entry: Node) -> int:
+        """Where the ``-`` of a block sequence entry is."""
+        at = entry.start_mark.index - 1
+        while at >= 0 and self.text[at] in " \n":
+            at -= 1
+        if at < 0 or self.text[at] != "-":
+            raise _Unsupported
+        return at
+
+    # Edits.
+
+    def edit(self, start: int, end: int, replacement: str) -> None:
+        self.edits.append((start, end, replacement))
+        if end > start:
+            self.replaced.append((start, end))
+
+    def covers(self, position: int) -> bool:
+        return any(start <= position < end for start, end in self.replaced)
+
+    def collection(self, node: CollectionNode) -> None:
+        """Record the edits of a collection whose own children changed."""
+        if node.flow_style:
+            self.edit(node.start_mark.index, self.content_end(node), _flow_text(node))
+            return
+        read = getattr(node, _READ)
+        if isinstance(node, MappingNode):
+            if not all(isinstance(k, ScalarNode) for k, _ in node.value):
+                raise _Unsupported
+            values = [v for _, v in read]
+            self.entries(node, [k for k, _ in read], values, [k for k, _ in node.value], node.value)
+        else:
+            self.entries(node, list(read), list(read), list(node.value), node.value)
+
+    def entries(
+        self,
+        node: CollectionNode,
+        read_ids: list[Node],
+        read_values: list[Node],
+        ids: list[Node],
+        now: list[Any],
+    ) -> None:
+        """Align the children now with the children as read (by node identity: a mapping's key, a
+        sequence's item) and record an edit for each difference."""
+        mapping = isinstance(node, MappingNode)
+        index = {id(n): i for i, n in enumerate(read_ids)}
+        kept: dict[int, Any] = {}
+        appended: list[Any] = []
+        last = -1
+        for identity, child in zip(ids, now, strict=True):
+            i = index.get(id(getattr(identity, _ORIGIN, identity)))
+            if i is None:
+                appended.append(child)
+                continue
+            if appended or i <= last:
+                raise _Unsupported  # new children between read ones, or children reordered
+            kept[i] = child
+            last = i
+        column = read_ids[0].start_mark.column if mapping else node.start_mark.column
+        count = len(read_ids)
+        i = 0
+        while i < count:
+            if i not in kept:
+                run_end = i
+                while run_end + 1 < count and run_end + 1 not in kept:
+                    run_end += 1
+                self.remove(read_ids, read_values, i, run_end, mapping, appended, column)
+                if run_end == count - 1:
+                    return  # what was appended went where the removed entries were
+                i = run_end + 1
+                continue
+            child = kept[i]
+            was = read_values[i]
+            value = child[1] if mapping else child
+            if value is not was and getattr(value, _ORIGIN, None) is not was:  # a key with a new value
+                self.edit(read_ids[i].start_mark.index, self.line_end(was), _entry_text(child, mapping, column))
+            i += 1
+        if appended:
+            at = self.line_end(read_values[-1])
+            pad = "\n" + " " * column
+            self.edit(at, at, "".join(pad + _entry_text(c, mapping, column) for c in appended))
+
+    def remove(
+        self,
+        read_ids: list[Node],
+        read_values: list[Node],
+        first: int,
+        last: int,
+        mapping: bool,
+        appended: list[Any],
+        column: int,
+    ) -> None:
+        """Remove the entries ``first``..``last`` as read, with the comment lines above them."""
+
+        def start_of(i: int) -> int:
+            return read_ids[i].start_mark.index if mapping else self.dash_of(read_ids[i])
+
+        if first > 0:
+            start = self.line_end(read_values[first - 1])
+            end = self.line_end(read_values[last])
+            if last == len(read_ids) - 1 and appended:
+                pad = "\n" + " " * column
+                self.edit(start, end, "".join(pad + _entry_text(c, mapping, column) for c in appended))
+            else:
+                self.edit(start, end, "")
+        elif last + 1 < len(read_ids):
+            self.edit(start_of(0), start_of(last + 1), "")
+        else:  # every entry as read is gone
+            start, end = start_of(0), self.line_end(read_values[-1])
+            texts = [_entry_text(c, mapping, column) for c in appended]
+            empty = "{}" if mapping else "[]"
+            self.edit(start, end, ("\n" + " " * column).join(texts) if texts else empty)
+
+
+# Serializing what is new. The same few new entries (a runtimeRef, provenance annotations) come
+# back for many TrainJobs: their text is kept by content.
+_texts: dict[Any, str] = {}
+
+
+def _entry_text(child: Any, mapping: bool, column: int) -> str:
+    """A new ``key: value`` pair or ``- item``, written at ``column`` (its first line goes where
+    the caller is)."""
+    if mapping:
+        key, value = child
+        key = ScalarNode(key.tag, key.value, style=key.style)
+        wrapper: Node = MappingNode(yn.MAP_TAG, [(key, value)], flow_style=False)
+    else:
+        wrapper = SequenceNode(yn.SEQ_TAG, [child], flow_style=False)
+    return _indent(_serialized(wrapper), column)
+
+
+def _flow_text(node: CollectionNode) -> str:
+    return _serialized(node).rstrip("\n")
+
+
+def _serialized(node: Node) -> str:
+    signature = _signature(node)
+    text = _texts.get(signature)
+    if text is None:
+        text = yn.serialize(node)
+        if len(_texts) < 10_000:
+            _texts[signature] = text
+    return text
+
+
+def _signature(node: Node) -> Any:
+    if isinstance(node, ScalarNode):
+        return (node.tag, node.value, node.style)
+    assert isinstance(node, CollectionNode)
+    if isinstance(node, MappingNode):
+        return (node.tag, node.flow_style, tuple((_signature(k), _signature(v)) for k, v in node.value))
+    return (node.tag, node.flow_style, tuple(_signature(v) for v in node.value))
+
+
+def _indent(serialized: str, column: int) -> str:
+    """YAML written at column 0, moved to ``column``: each line after the first is indented."""
+    lines = serialized.rstrip("\n").split("\n")
+    pad = " " * column
+    return "\n".join([lines[0], *(pad + line if line else line for line in lines[1:])])

@@ -4,7 +4,9 @@
 (b) rendering twice is a fixed point;
 (c) items the function does not change come back equal, node for node, styles included;
 (d) a failing TrainJob comes back exactly as written, with its errors, and nothing is dropped;
-(e) the output does not depend on PYTHONHASHSEED.
+(e) the output does not depend on PYTHONHASHSEED;
+(f) writing changed items as edits of their text (textedit.py) says what serializing them says,
+    whatever the layout and comments of the input.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from trainjob_resources import krm, process, textedit
 from trainjob_resources import yamlnodes as yn
 from trainjob_resources.merge import compose_patches, merge_requirements
 from trainjob_resources.provenance import DERIVED_FROM
@@ -356,3 +359,46 @@ def test_output_does_not_depend_on_the_hash_seed() -> None:
             assert done.returncode == 1, done.stderr[-2000:]
             outputs.add((done.stdout, done.stderr))
         assert len(outputs) == 1
+
+
+@st.composite
+def restyled(draw: st.DrawFn, value: dict[str, Any]) -> str:
+    """One item as users lay it out: key order, indentation, flow leaves, comment lines and
+    end-of-line comments anywhere."""
+    text = yaml.safe_dump(
+        [value],
+        sort_keys=draw(st.booleans()),
+        default_flow_style=draw(st.sampled_from([False, None])),
+        indent=draw(st.sampled_from([2, 3, 4])),
+        width=1 << 20,
+    )
+    out = []
+    for line in text.splitlines():
+        if draw(st.integers(0, 5)) == 0:
+            out.append(" " * draw(st.integers(0, 10)) + "# a note")
+        out.append(line + ("  # why" if draw(st.integers(0, 5)) == 0 else ""))
+    return "\n".join(out) + "\n"
+
+
+@st.composite
+def restyled_bundles(draw: st.DrawFn) -> bytes:
+    parts = [draw(restyled(draw(runtimes())))]
+    for i in range(draw(st.integers(1, 4))):
+        parts.append(draw(restyled(draw(trainjobs(f"job-{i}")))))
+    parts.append(draw(restyled(draw(trainjobs("broken", failing=True)))))
+    return HEADER + b"items:\n" + "".join(parts).encode()
+
+
+def render_in_process(data: bytes) -> Any:
+    return yn.to_python(yn.compose(krm.write(process.process(krm.read(data))).decode()))
+
+
+@given(data=restyled_bundles())
+def test_edited_text_says_what_serializing_says(data: bytes) -> None:
+    edited = render_in_process(data)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(textedit, "render", lambda text, root: None)
+        serialized = render_in_process(data)
+    assert edited == serialized
+    again = krm.write(process.process(krm.read(krm.write(process.process(krm.read(data))))))
+    assert yn.to_python(yn.compose(again.decode()))["items"] == edited["items"]

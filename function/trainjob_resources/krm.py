@@ -165,7 +165,8 @@ class Item:
             edited = textedit.render(_document_of(self.source, self.dash), node)
             if edited is not None:
                 if not self.head:
-                    return " " * self.dash + "- " + edited[node.start_mark.index :]
+                    gap = " " * (node.start_mark.column - self.dash - 1)
+                    return " " * self.dash + "-" + gap + edited[node.start_mark.index :]
                 return edited[: self.dash] + "-" + edited[self.dash + 1 :]
         return layout.entry(yn.serialize(node), self.dash)
 
@@ -442,11 +443,7 @@ def write(resource_list: ResourceList) -> bytes:
                 entries.append(layout.entry(yn.serialize(item.node), shape.dash))
             else:
                 entries.append(item.text())
-        results = None
-        if shown:
-            results_root = MappingNode(yn.MAP_TAG, [], flow_style=False)
-            yn.set_key(results_root, "results", _results_node(shown))
-            results = yn.serialize(results_root)
+        results = _results_text(shown) if shown else None
         return shape.assemble(entries, results).encode()
     root = MappingNode(yn.MAP_TAG, [], flow_style=False)
     yn.set_key(root, "apiVersion", yn.str_node(resource_list.api_version))
@@ -466,7 +463,81 @@ def write(resource_list: ResourceList) -> bytes:
     return yn.serialize(root).encode()
 
 
-def _results_node(results: list[Result]) -> SequenceNode:
+_LINE_BREAKS = re.compile("[\n\r\x85\u2028\u2029]")
+
+
+def _results_text(results: list[Result]) -> str:
+    """``results:`` and the results, as the emitter writes them, without building a node per value.
+
+    Results repeat a few texts (messages, file paths, kinds) thousands of times: each distinct one
+    goes through the emitter once, as an item of one sequence, and is then written from its text.
+    A result holding other values (a proposed mapping, a text of several lines) is serialized whole.
+    """
+    rows = [r.to_python() for r in results]
+    simple = [_flat_strings(row) for row in rows]
+    wanted = {text for strings in simple if strings is not None for text in strings}
+    texts = _scalar_texts(wanted)
+    out = ["results:\n"]
+    for row, strings in zip(rows, simple, strict=True):
+        if strings is None:
+            out.append(yn.serialize(_results_node([row])))
+        else:
+            _write_row(row, texts, 0, out)
+    return "".join(out)
+
+
+def _flat_strings(row: dict[str, Any]) -> list[str] | None:
+    """Every key and text of a result made of mappings, texts and integers only; else None."""
+    found: list[str] = []
+    stack: list[Any] = [row]
+    while stack:
+        value = stack.pop()
+        for key, child in value.items():
+            found.append(key)
+            if isinstance(child, dict) and child:
+                stack.append(child)
+            elif isinstance(child, str) and not _LINE_BREAKS.search(child):
+                found.append(child)
+            elif type(child) is not int:
+                return None
+    return found
+
+
+_scalar_cache: dict[str, str] = {}
+
+
+def _scalar_texts(wanted: set[str]) -> dict[str, str]:
+    """How the emitter writes each text as a block value (plain or quoted), on one line each."""
+    new = sorted(wanted.difference(_scalar_cache))
+    if new:
+        written = yn.serialize(SequenceNode(yn.SEQ_TAG, [yn.text_node(t) for t in new], flow_style=False))
+        lines = written.split("\n")[: len(new)]
+        if len(lines) == len(new) and all(line.startswith("- ") for line in lines):
+            if len(_scalar_cache) < 100_000:
+                _scalar_cache.update(zip(new, (line[2:] for line in lines), strict=True))
+            else:
+                return {**_scalar_cache, **dict(zip(new, (line[2:] for line in lines), strict=True))}
+        else:  # not one line per text after all: write each on its own
+            for text in new:
+                value = yn.serialize(SequenceNode(yn.SEQ_TAG, [yn.text_node(text)], flow_style=False))
+                _scalar_cache[text] = value.rstrip("\n")[2:]
+    return _scalar_cache
+
+
+def _write_row(row: dict[str, Any], texts: dict[str, str], depth: int, out: list[str]) -> None:
+    pad = " " * depth
+    first = depth == 0
+    for key, value in row.items():
+        lead = "- " if first else ("  " if depth == 0 else pad)
+        first = False
+        if isinstance(value, dict):
+            out.append(f"{lead}{texts[key]}:\n")
+            _write_row(value, texts, (depth or 2) + 2, out)
+        else:
+            out.append(f"{lead}{texts[key]}: {texts[value] if isinstance(value, str) else value}\n")
+
+
+def _results_node(results: list[Result] | list[dict[str, Any]]) -> SequenceNode:
     """The results as nodes: strings directly (thousands of them), other values through the representer."""
 
     def node_of(value: Any) -> Node:
@@ -476,7 +547,8 @@ def _results_node(results: list[Result]) -> SequenceNode:
             return yn.text_node(value)
         return yn.from_python(value)
 
-    return SequenceNode(yn.SEQ_TAG, [node_of(r.to_python()) for r in results], flow_style=False)
+    rows = [r.to_python() if isinstance(r, Result) else r for r in results]
+    return SequenceNode(yn.SEQ_TAG, [node_of(row) for row in rows], flow_style=False)
 
 
 def shown_results(results: list[Result]) -> list[Result]:

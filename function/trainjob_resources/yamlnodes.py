@@ -52,7 +52,10 @@ class _FastResolver:
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
         if kind is ScalarNode:
-            return _plain_tag(value) if implicit[0] else STR_TAG
+            if implicit[0]:
+                tag = _plain_tags.get(value)  # the common case, without a call
+                return tag if tag is not None else _plain_tag(value)
+            return STR_TAG
         return MAP_TAG if kind is MappingNode else SEQ_TAG
 
 

@@ -155,11 +155,12 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
     if entry.model is None:
         return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
     sites = list(container_sites(trainjob, raw))
+    per_node = resources_per_node(trainjob)
     memo = memo or Memo()
-    found, effective = memo.validate(trainjob, entry, sites, config)
+    found, effective = memo.validate(trainjob, per_node, entry, sites, config)
     outcome = Outcome(found)
     if not outcome.failed:
-        outcome.violations += memo.evaluate(trainjob, raw, item.namespace, entry, sites, bundle, config)
+        outcome.violations += memo.evaluate(trainjob, per_node, item.namespace, entry, sites, bundle, config)
     if outcome.failed or config.mode == "native":
         return outcome
     if not any(s.resources is not None for s in sites):
@@ -172,7 +173,12 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
 
 
 def _validate(
-    trainjob: TrainJob, entry: RuntimeEntry, sites: list[ContainerSite], config: FunctionConfig, memo: Memo
+    trainjob: TrainJob,
+    per_node: dict[str, Any] | None,
+    entry: RuntimeEntry,
+    sites: list[ContainerSite],
+    config: FunctionConfig,
+    memo: Memo,
 ) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
     """Violations, and the effective resources of every container a patch or resourcesPerNode sizes."""
     display = entry.display
@@ -183,7 +189,7 @@ def _validate(
         out += validate_container_site(site, entry.jobs, display, config.trainer_resources)
     if any(v.severity == "error" for v in out):
         return out, {}
-    effective = effective_resources(entry.jobs, sites, resources_per_node(trainjob))
+    effective = effective_resources(entry.jobs, sites, per_node)
     for one in effective.values():
         out += memo.validate_effective(one)
     return out, effective
@@ -202,7 +208,12 @@ class Memo:
     evaluated: dict[tuple[int, str, str], list[Violation]] = field(default_factory=dict)
 
     def validate(
-        self, trainjob: TrainJob, entry: RuntimeEntry, sites: list[ContainerSite], config: FunctionConfig
+        self,
+        trainjob: TrainJob,
+        per_node: dict[str, Any] | None,
+        entry: RuntimeEntry,
+        sites: list[ContainerSite],
+        config: FunctionConfig,
     ) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
         """``_validate``, once per distinct case. What it reads: the runtime, the managers, where each
         patched job and container is (indices, names, lists), whether a container patch sets env,
@@ -218,11 +229,11 @@ class Memo:
                 for s in sites
             ),
             repr([s.resources for s in sites]),
-            repr(resources_per_node(trainjob)),
+            repr(per_node),
         )
         found = self.validated.get(key)
         if found is None:
-            found = self.validated[key] = _validate(trainjob, entry, sites, config, self)
+            found = self.validated[key] = _validate(trainjob, per_node, entry, sites, config, self)
         return list(found[0]), found[1]
 
     def validate_effective(self, effective: Effective) -> list[Violation]:
@@ -237,7 +248,7 @@ class Memo:
     def evaluate(
         self,
         trainjob: TrainJob,
-        raw: Any,
+        per_node: dict[str, Any] | None,
         namespace: str,
         entry: RuntimeEntry,
         sites: list[ContainerSite],
@@ -248,7 +259,6 @@ class Memo:
         ``trainer.resourcesPerNode`` and the patches' resources (where they are and what they say)."""
         trainer = trainjob.spec.trainer
         patched = [(s.resources_path, s.key, s.resources) for s in sites if s.resources is not None]
-        per_node = resources_per_node(trainjob)
         policed = bundle.namespace_policy("LimitRange", namespace) or bundle.namespace_policy(
             "ResourceQuota", namespace
         )

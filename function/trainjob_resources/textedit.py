@@ -18,6 +18,7 @@ caller then serializes the whole node, as it would without this module.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
@@ -39,16 +40,19 @@ def remember(root: Node) -> None:
     stack = [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, MappingNode):
-            pairs = list(node.value)
-            setattr(node, _READ, pairs)
-            collections.append(node)
-            stack.extend(v for _, v in pairs if not isinstance(v, ScalarNode))
-        elif isinstance(node, SequenceNode):
-            entries = list(node.value)
-            setattr(node, _READ, entries)
-            collections.append(node)
-            stack.extend(v for v in entries if not isinstance(v, ScalarNode))
+        if not isinstance(node, CollectionNode):
+            continue
+        children = node.value
+        setattr(node, _READ, list(children))
+        collections.append(node)
+        if node.__class__ is MappingNode:
+            for _, value in children:
+                if value.__class__ is not ScalarNode:
+                    stack.append(value)
+        else:
+            for value in children:
+                if value.__class__ is not ScalarNode:
+                    stack.append(value)
     setattr(root, _ALL, collections[1:])  # not the root itself: a cycle would outlive the tree (gc is off)
 
 
@@ -59,32 +63,38 @@ def collections_of(root: Node) -> list[Node] | None:
 
 
 def copy(node: Node) -> Node:
-    """A deep copy that keeps what ``node`` was read from (marks, and the read children of every
-    collection not edited yet), so that ``render`` can still write only what changes after."""
-    memo: dict[int, Node] = {}
+    """A deep copy that keeps what ``node`` was read from (marks and read children), so that
+    ``render`` can still write only what changes after. A tree with edits already gets a plain
+    copy, which ``render`` declines (its caller serializes it)."""
+    readable = getattr(node, _ALL, None) is not None and all(_as_read(c) for c in [node, *getattr(node, _ALL)])
     collections: list[CollectionNode] = []
-
-    def copy_of(n: Node) -> Node:
-        if id(n) in memo:
-            return memo[id(n)]
-        out: Node
-        if isinstance(n, ScalarNode):
-            out = ScalarNode(n.tag, n.value, n.start_mark, n.end_mark, style=n.style)
-        elif isinstance(n, MappingNode):
-            pairs = [(copy_of(k), copy_of(v)) for k, v in n.value]
-            out = MappingNode(n.tag, pairs, n.start_mark, n.end_mark, flow_style=n.flow_style)
-        else:
-            assert isinstance(n, SequenceNode)
-            out = SequenceNode(n.tag, [copy_of(v) for v in n.value], n.start_mark, n.end_mark, flow_style=n.flow_style)
-        if isinstance(out, CollectionNode) and _as_read(n):
-            setattr(out, _READ, list(out.value))
-            collections.append(out)
-        memo[id(n)] = out
-        return out
-
-    copied = copy_of(node)
-    setattr(copied, _ALL, [c for c in collections if c is not copied])
+    copied = _copy_node(node, {}, collections if readable else None)
+    if readable:
+        setattr(copied, _ALL, [c for c in collections if c is not copied])
     return copied
+
+
+def _copy_node(node: Node, memo: dict[int, Node], collections: list[CollectionNode] | None) -> Node:
+    # A module function, not a closure: a closure that calls itself is a reference cycle, and with
+    # gc off (as the CLI runs) it would keep every copied node alive.
+    known = memo.get(id(node))
+    if known is not None:
+        return known
+    out: Node
+    if isinstance(node, ScalarNode):
+        out = ScalarNode(node.tag, node.value, node.start_mark, node.end_mark, style=node.style)
+    elif isinstance(node, MappingNode):
+        pairs = [(_copy_node(k, memo, collections), _copy_node(v, memo, collections)) for k, v in node.value]
+        out = MappingNode(node.tag, pairs, node.start_mark, node.end_mark, flow_style=node.flow_style)
+    else:
+        assert isinstance(node, SequenceNode)
+        entries = [_copy_node(v, memo, collections) for v in node.value]
+        out = SequenceNode(node.tag, entries, node.start_mark, node.end_mark, flow_style=node.flow_style)
+    if collections is not None and isinstance(out, CollectionNode):
+        setattr(out, _READ, list(out.value))
+        collections.append(out)
+    memo[id(node)] = out
+    return out
 
 
 class Draft:
@@ -155,6 +165,8 @@ def render(text: str, root: MappingNode) -> str | None:
     edited = [c for c in [root, *collections] if c.value != getattr(c, _READ)]
     if not edited:
         return text
+    if not text.endswith("\n") and _ends_in_block_scalar(root):
+        return None  # text written after it would give it a final line break it does not have
     edited.sort(key=lambda c: c.start_mark.index)
     writer = _Writer(text)
     try:
@@ -164,7 +176,9 @@ def render(text: str, root: MappingNode) -> str | None:
             writer.collection(node)
     except _Unsupported:
         return None
-    writer.edits.sort(key=lambda edit: (edit[0], edit[1]))
+    # In text order; of two insertions at one place, the one recorded later (deeper) goes first.
+    order = sorted(range(len(writer.edits)), key=lambda i: (writer.edits[i][0], writer.edits[i][1], -i))
+    writer.edits = [writer.edits[i] for i in order]
     parts: list[str] = []
     at = 0
     for start, end, replacement in writer.edits:
@@ -300,18 +314,63 @@ class _Writer:
         if first > 0:
             start = self.line_end(read_values[first - 1])
             end = self.line_end(read_values[last])
+            if _BLANK_LINE.match(self.text, end) and self.ends_in_kept_block(read_values[first - 1]):
+                raise _Unsupported  # the blank lines after the removed entries would join that scalar's text
             if last == len(read_ids) - 1 and appended:
                 pad = "\n" + " " * column
                 self.edit(start, end, "".join(pad + _entry_text(c, mapping, column) for c in appended))
             else:
                 self.edit(start, end, "")
         elif last + 1 < len(read_ids):
-            self.edit(start_of(0), start_of(last + 1), "")
+            # The next entry moves up to where the first was; comment lines above it stay.
+            lead = self.text[self.line_end(read_values[last]) : start_of(last + 1)]
+            self.edit(start_of(0), start_of(last + 1), lead[1:].lstrip(" "))
         else:  # every entry as read is gone
             start, end = start_of(0), self.line_end(read_values[-1])
             texts = [_entry_text(c, mapping, column) for c in appended]
-            empty = "{}" if mapping else "[]"
-            self.edit(start, end, ("\n" + " " * column).join(texts) if texts else empty)
+            if texts:
+                self.edit(start, end, ("\n" + " " * column).join(texts))
+                return
+            # An empty flow collection cannot start a line at the parent's column (``key:\n[]``):
+            # it goes on the line of the ``key:`` or ``-`` it belongs to.
+            before = start
+            while before > 0 and self.text[before - 1] in " \n":
+                before -= 1
+            if before == 0:  # the document itself
+                self.edit(start, end, "{}" if mapping else "[]")
+            elif self.text[before - 1] in ":-":
+                self.edit(before, end, " {}" if mapping else " []")
+            elif mapping:  # after a comment: in place, deeper than its parent as a block mapping is
+                self.edit(start, end, "{}")
+            else:  # a sequence may be at its parent's column
+                raise _Unsupported
+
+    def ends_in_kept_block(self, node: Node) -> bool:
+        """Whether ``node``'s text ends with a block scalar that keeps its trailing lines (``|+``)."""
+        node = _last_read(node)
+        if not isinstance(node, ScalarNode) or node.style not in ("|", ">"):
+            return False
+        start = node.start_mark.index
+        header = self.text[start : self.text.find("\n", start)]
+        return "+" in header.split("#", 1)[0]
+
+
+_BLANK_LINE = re.compile(r"\n[ ]*\n")
+
+
+def _last_read(node: Node) -> Node:
+    """The node whose text ends ``node``'s text, as read."""
+    while isinstance(node, CollectionNode) and not node.flow_style:
+        read = getattr(node, _READ, None)
+        if not read:
+            return node
+        node = read[-1][1] if isinstance(node, MappingNode) else read[-1]
+    return node
+
+
+def _ends_in_block_scalar(root: Node) -> bool:
+    last = _last_read(root)
+    return isinstance(last, ScalarNode) and last.style in ("|", ">")
 
 
 # Serializing what is new. The same few new entries (a runtimeRef, provenance annotations) come

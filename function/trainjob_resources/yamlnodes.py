@@ -235,11 +235,7 @@ def check_duplicate_keys(root: Node, collections: Iterable[Node] | None = None) 
     """Raise DuplicateKeyError for the first mapping below ``root`` that repeats a key.
     ``collections``, when the caller has it, is every collection of the tree, ``root`` included."""
     if collections is not None:
-        if not any(
-            len({k.value if isinstance(k, ScalarNode) else id(k) for k, _ in node.value}) != len(node.value)
-            for node in collections
-            if isinstance(node, MappingNode)
-        ):
+        if not any(_repeats_here(node) for node in collections if node.__class__ is MappingNode):
             return
     elif not _repeats_a_key(root):
         return
@@ -270,6 +266,16 @@ def check_duplicate_keys(root: Node, collections: Iterable[Node] | None = None) 
                     stack.append((value, path))
         elif isinstance(node, SequenceNode):
             stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node.value))
+
+
+def _repeats_here(node: MappingNode) -> bool:
+    pairs = node.value
+    if len(pairs) < 2:
+        return False
+    try:
+        return len({k.value for k, _ in pairs}) != len(pairs)
+    except TypeError:  # a key that is a collection: its value is a list
+        return len({k.value if isinstance(k, ScalarNode) else id(k) for k, _ in pairs}) != len(pairs)
 
 
 def _repeats_a_key(root: Node) -> bool:

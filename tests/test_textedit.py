@@ -635,8 +635,9 @@ def test_render_makes_no_reference_cycle_through_the_root() -> None:
 
 
 @pytest.mark.usefixtures("gc_disabled")
-def test_copy_makes_no_reference_cycle() -> None:
-    copied = textedit.copy(composed(COPIED))
+@pytest.mark.parametrize("copy", [textedit.copy, yn.deep_copy], ids=["textedit.copy", "yamlnodes.deep_copy"])
+def test_copies_make_no_reference_cycle(copy: Any) -> None:
+    copied = copy(composed(COPIED))
     refs = [weakref.ref(copied), weakref.ref(at(copied, "spec", "items"))]
     del copied
     assert [ref() for ref in refs] == [None, None]

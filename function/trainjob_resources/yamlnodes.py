@@ -485,23 +485,27 @@ def items_of(node: Node | None) -> Iterator[tuple[str, Node]]:
 
 def deep_copy(node: Node) -> Node:
     """A copy that shares nothing with ``node`` (aliases become separate subtrees)."""
-    memo: dict[int, Node] = {}
+    return _copy(node, {})
 
-    def copy(n: Node) -> Node:
-        if id(n) in memo:
-            return memo[id(n)]
-        out: Node
-        if isinstance(n, ScalarNode):
-            out = ScalarNode(n.tag, n.value, style=n.style)
-        elif isinstance(n, MappingNode):
-            out = MappingNode(n.tag, [(copy(k), copy(v)) for k, v in n.value], flow_style=n.flow_style)
-        else:
-            assert isinstance(n, SequenceNode)
-            out = SequenceNode(n.tag, [copy(v) for v in n.value], flow_style=n.flow_style)
-        memo[id(n)] = out
-        return out
 
-    return copy(node)
+def _copy(node: Node, memo: dict[int, Node]) -> Node:
+    # A module function, not a closure: a closure that calls itself is a reference cycle, and with
+    # gc off (as the CLI runs) it would keep every copied node alive.
+    known = memo.get(id(node))
+    if known is not None:
+        return known
+    out: Node
+    if isinstance(node, ScalarNode):
+        out = ScalarNode(node.tag, node.value, style=node.style)
+    elif isinstance(node, MappingNode):
+        out = MappingNode(
+            node.tag, [(_copy(k, memo), _copy(v, memo)) for k, v in node.value], flow_style=node.flow_style
+        )
+    else:
+        assert isinstance(node, SequenceNode)
+        out = SequenceNode(node.tag, [_copy(v, memo) for v in node.value], flow_style=node.flow_style)
+    memo[id(node)] = out
+    return out
 
 
 def serialize(node: Node) -> str:

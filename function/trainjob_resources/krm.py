@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from . import layout, textedit
 from . import yamlnodes as yn
+from .records import MutableRecord, Record
 from .violations import Severity
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1")
@@ -29,33 +29,48 @@ class ResourceListError(ValueError):
     """Input that is not a ResourceList this function can read; nothing can be returned."""
 
 
-@dataclass(frozen=True)
-class ResourceRef:
-    api_version: str
-    kind: str
-    name: str
-    namespace: str = ""
+class ResourceRef(Record):
+    __slots__ = ("api_version", "kind", "name", "namespace")
+
+    def __init__(self, api_version: str, kind: str, name: str, namespace: str = "") -> None:
+        self.api_version: Final = api_version
+        self.kind: Final = kind
+        self.name: Final = name
+        self.namespace: Final = namespace
 
     def display(self) -> str:
         where = f"{self.namespace}/" if self.namespace else ""
         return f"{self.kind} {where}{self.name}".strip()
 
 
-@dataclass(frozen=True)
-class FileRef:
-    path: str
-    index: int | None = None
+class FileRef(Record):
+    __slots__ = ("index", "path")
+
+    def __init__(self, path: str, index: int | None = None) -> None:
+        self.path: Final = path
+        self.index: Final = index
 
 
-@dataclass(frozen=True)
-class Result:
-    message: str
-    severity: Severity = "error"
-    resource_ref: ResourceRef | None = None
-    field_path: str | None = None
-    current_value: object = None
-    proposed_value: object = None
-    file: FileRef | None = None
+class Result(Record):
+    __slots__ = ("current_value", "field_path", "file", "message", "proposed_value", "resource_ref", "severity")
+
+    def __init__(
+        self,
+        message: str,
+        severity: Severity = "error",
+        resource_ref: ResourceRef | None = None,
+        field_path: str | None = None,
+        current_value: object = None,
+        proposed_value: object = None,
+        file: FileRef | None = None,
+    ) -> None:
+        self.message: Final = message
+        self.severity: Final = severity
+        self.resource_ref: Final = resource_ref
+        self.field_path: Final = field_path
+        self.current_value: Final = current_value
+        self.proposed_value: Final = proposed_value
+        self.file: Final = file
 
     def to_python(self) -> dict[str, Any]:
         out: dict[str, Any] = {"message": self.message, "severity": self.severity}
@@ -270,14 +285,24 @@ class Item:
         return Result(message, severity, self.ref, field_path, current_value, proposed_value, self.file)
 
 
-@dataclass
-class ResourceList:
-    items: list[Item]
-    function_config: Item | None = None
-    api_version: str = RESOURCE_LIST_VERSIONS[0]
-    results: list[Result] = field(default_factory=list)
-    json_format: bool = False
-    layout: layout.Layout | None = None  # the input's text, when the output can reuse it
+class ResourceList(MutableRecord):
+    __slots__ = ("api_version", "function_config", "items", "json_format", "layout", "results")
+
+    def __init__(
+        self,
+        items: list[Item],
+        function_config: Item | None = None,
+        api_version: str = RESOURCE_LIST_VERSIONS[0],
+        results: list[Result] | None = None,
+        json_format: bool = False,
+        layout: layout.Layout | None = None,
+    ) -> None:
+        self.items = items
+        self.function_config = function_config
+        self.api_version = api_version
+        self.results = [] if results is None else results
+        self.json_format = json_format
+        self.layout = layout  # the input's text, when the output can reuse it
 
     def has_errors(self) -> bool:
         return any(r.severity == "error" for r in self.results)

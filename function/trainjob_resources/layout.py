@@ -11,26 +11,32 @@ and the caller reads the whole document instead.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import Final
+
+from .records import Record
 
 _ITEMS_KEY = re.compile(r"^items:[ ]*(?:#[^\n]*)?\n", re.MULTILINE)
 _FIRST_CONTENT = re.compile(r"^( *)(\S)", re.MULTILINE)
 _DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?:[ \n]|$)", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class Chunk:
-    text: str  # from this item's ``- `` line up to the next one (trailing comment lines included)
-    line: int  # 0-based line of the ``- `` line in the whole document
+class Chunk(Record):
+    __slots__ = ("line", "text")
+
+    def __init__(self, text: str, line: int) -> None:
+        self.text: Final = text  # from this item's ``- `` line up to the next one (trailing comment lines included)
+        self.line: Final = line  # 0-based line of the ``- `` line in the whole document
 
 
-@dataclass(frozen=True)
-class Layout:
-    before: str  # the document up to the ``items:`` line
-    lead: str  # comment lines between ``items:`` and the first item
-    after: str  # the document after the items
-    dash: int  # the column of the items' ``-``
-    chunks: list[Chunk]
+class Layout(Record):
+    __slots__ = ("after", "before", "chunks", "dash", "lead")
+
+    def __init__(self, before: str, lead: str, after: str, dash: int, chunks: list[Chunk]) -> None:
+        self.before: Final = before  # the document up to the ``items:`` line
+        self.lead: Final = lead  # comment lines between ``items:`` and the first item
+        self.after: Final = after  # the document after the items
+        self.dash: Final = dash  # the column of the items' ``-``
+        self.chunks: Final = chunks
 
     def root_text(self) -> str:
         """The document without its items (``items: []``), for reading the other root keys."""

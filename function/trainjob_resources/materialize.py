@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from . import textedit
+from . import records, textedit
 from . import yamlnodes as yn
 from .effective import ContainerKey, Effective
 from .krm import INDEX_ANNOTATIONS, PATH_ANNOTATIONS, Item
@@ -51,13 +50,17 @@ def _kept_annotation(key: str) -> bool:
     return key not in _DROPPED_ANNOTATIONS and not key.startswith(_ORCHESTRATOR_PREFIXES)
 
 
-@dataclass(frozen=True)
-class Derived:
-    kind: str
-    namespace: str
-    name: str
-    node: MappingNode
-    text: tuple[str, int] | None = None  # the base runtime's item text (and dash column) that node was copied from
+class Derived(records.Record):
+    __slots__ = ("kind", "name", "namespace", "node", "text")
+
+    def __init__(
+        self, kind: str, namespace: str, name: str, node: MappingNode, text: tuple[str, int] | None = None
+    ) -> None:
+        self.kind: Final = kind
+        self.namespace: Final = namespace
+        self.name: Final = name
+        self.node: Final = node
+        self.text: Final = text  # the base runtime's item text (and dash column) that node was copied from
 
     def item(self) -> Item:
         """The derived runtime as an item: written as the base runtime's text with its edits when

@@ -6,7 +6,6 @@ with an error is returned exactly as written, and so is the derived runtime it s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from yaml.nodes import MappingNode, Node
@@ -31,6 +30,7 @@ from .merge import compose_patches, merge_requirements
 from .models import CLUSTER_RUNTIME_KIND, TrainJob, parse_trainjob, resources_per_node
 from .policy import evaluate
 from .provenance import DERIVED_FROM, ProvenanceError, dump, has_provenance, restore
+from .records import MutableRecord
 from .sites import ContainerSite, container_sites, job_sites
 from .validate import (
     validate_container_site,
@@ -41,14 +41,16 @@ from .validate import (
 from .violations import Violation
 
 
-@dataclass
-class Outcome:
+class Outcome(MutableRecord):
     """What processing one TrainJob produced."""
 
-    violations: list[Violation] = field(default_factory=list)
-    node: MappingNode | None = None  # the rewritten TrainJob, when it changed
-    derived: Derived | None = None
-    changes: list[str] = field(default_factory=list)
+    __slots__ = ("changes", "derived", "node", "violations")
+
+    def __init__(self, violations: list[Violation] | None = None) -> None:
+        self.violations = [] if violations is None else violations
+        self.node: MappingNode | None = None  # the rewritten TrainJob, when it changed
+        self.derived: Derived | None = None
+        self.changes: list[str] = []
 
     @property
     def failed(self) -> bool:
@@ -195,17 +197,19 @@ def _validate(
     return out, effective
 
 
-@dataclass
 class Memo:
     """What one render computes once and reuses: bundles repeat the same few sizes across many
     TrainJobs, so validating, naming and deriving each distinct case once keeps the cost in what
     is distinct, not in what is repeated."""
 
-    derived: dict[Identity, Derived] = field(default_factory=dict)
-    validated: dict[Any, tuple[list[Violation], dict[ContainerKey, Effective]]] = field(default_factory=dict)
-    checked: dict[str, list[Violation]] = field(default_factory=dict)
-    names: dict[tuple[int, str], str] = field(default_factory=dict)
-    evaluated: dict[tuple[int, str, str], list[Violation]] = field(default_factory=dict)
+    __slots__ = ("checked", "derived", "evaluated", "names", "validated")
+
+    def __init__(self) -> None:
+        self.derived: dict[Identity, Derived] = {}
+        self.validated: dict[Any, tuple[list[Violation], dict[ContainerKey, Effective]]] = {}
+        self.checked: dict[str, list[Violation]] = {}
+        self.names: dict[tuple[int, str], str] = {}
+        self.evaluated: dict[tuple[int, str, str], list[Violation]] = {}
 
     def validate(
         self,

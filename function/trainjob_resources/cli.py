@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
-import traceback
+import types
 from collections.abc import Callable, Sequence
 from typing import BinaryIO, TextIO
 
@@ -39,6 +39,8 @@ def as_main(
         return _emit(stdout, stderr, krm.write(failure), [f"trainjob-resources: error: {err}"])
     except Exception as err:  # a bug of ours: say so plainly, keep the traceback for debugging only
         if os.environ.get("TRAINJOB_RESOURCES_DEBUG"):
+            import traceback
+
             traceback.print_exc(file=stderr)
         message = f"internal error ({type(err).__name__}: {str(err)[:500]}); please report it"
         return _emit(stdout, stderr, _unchanged(data, message), [f"trainjob-resources: {message}"])
@@ -79,8 +81,25 @@ def run() -> None:
     sys.exit(code)
 
 
+PYDANTIC_PLUGIN_LOADER = "pydantic.plugin._loader"
+
+
+def without_pydantic_plugins() -> None:
+    """Run without pydantic plugins, as ``PYDANTIC_DISABLE_PLUGINS=__all__`` does, and without
+    looking for them. pydantic looks for plugins the first time it builds a validator: it imports
+    ``importlib.metadata`` (about 15 ms, a tenth of a small render) and loads the entry points of
+    every installed package, third-party code that has no place inside a render. Its only use of
+    the loader module is ``get_plugins()`` (checked by tests/test_cli_plugins.py for the installed
+    pydantic); an empty one stands in for it. A loader already imported is left alone."""
+    if PYDANTIC_PLUGIN_LOADER not in sys.modules:
+        loader = types.ModuleType(PYDANTIC_PLUGIN_LOADER, "No pydantic plugins: see trainjob_resources.cli.")
+        loader.get_plugins = tuple  # type: ignore[attr-defined]  # () : no plugins
+        sys.modules[PYDANTIC_PLUGIN_LOADER] = loader
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     gc.disable()  # a short-lived process that builds no cycles: collection would only cost time
+    without_pydantic_plugins()
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         from .process import process

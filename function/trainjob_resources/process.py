@@ -202,11 +202,14 @@ class Memo:
     TrainJobs, so validating, naming and deriving each distinct case once keeps the cost in what
     is distinct, not in what is repeated."""
 
-    __slots__ = ("checked", "derived", "evaluated", "names", "validated")
+    __slots__ = ("checked", "clean", "derived", "evaluated", "managers", "names", "quiet", "validated")
 
     def __init__(self) -> None:
         self.derived: dict[Identity, Derived] = {}
         self.validated: dict[Any, tuple[list[Violation], dict[ContainerKey, Effective]]] = {}
+        self.clean: dict[Any, dict[ContainerKey, Effective]] = {}
+        self.managers: dict[tuple[str, ...], bool] = {}
+        self.quiet: dict[Any, list[Violation]] = {}
         self.checked: dict[str, list[Violation]] = {}
         self.names: dict[tuple[int, str], str] = {}
         self.evaluated: dict[tuple[int, str, str], list[Violation]] = {}
@@ -223,10 +226,26 @@ class Memo:
         patched job and container is (indices, names, lists), whether a container patch sets env,
         the resources and resourcesPerNode as written (``repr`` keeps key order and types apart)."""
         patches = trainjob.spec.runtime_patches or []
+        managers = tuple(p.manager for p in patches)
+        # Where things are (indices, managers) only decides where violations point and what they
+        # say. A case without violations is reused for any TrainJob of the same shape, whatever
+        # its managers are called (as long as they are valid): its effective resources remember
+        # another TrainJob's managers, which only messages would show.
+        shape = (
+            id(entry),
+            config.trainer_resources,
+            tuple(s.job for s in job_sites(trainjob)),
+            tuple((s.container_list, s.name, bool(s.patch.env)) for s in sites),
+            repr([s.resources for s in sites]),
+            repr(per_node),
+        )
+        clean = self.clean.get(shape)
+        if clean is not None and self._valid_managers(managers):
+            return [], clean
         key = (
             id(entry),  # entries live as long as this render
             config.trainer_resources,
-            tuple(p.manager for p in patches),
+            managers,
             tuple((s.patch_index, s.job_index, s.job) for s in job_sites(trainjob)),
             tuple(
                 (s.job_site.patch_index, s.job_site.job_index, s.container_list, s.index, s.name, bool(s.patch.env))
@@ -238,7 +257,15 @@ class Memo:
         found = self.validated.get(key)
         if found is None:
             found = self.validated[key] = _validate(trainjob, per_node, entry, sites, config, self)
+            if not found[0]:
+                self.clean[shape] = found[1]
         return list(found[0]), found[1]
+
+    def _valid_managers(self, managers: tuple[str, ...]) -> bool:
+        valid = self.managers.get(managers)
+        if valid is None:
+            valid = self.managers[managers] = not validate_managers(list(managers))
+        return valid
 
     def validate_effective(self, effective: Effective) -> list[Violation]:
         sources = sorted((f"{s}/{k}", src.label, src.path or "") for (s, k), src in effective.sources.items())
@@ -266,14 +293,23 @@ class Memo:
         policed = bundle.namespace_policy("LimitRange", namespace) or bundle.namespace_policy(
             "ResourceQuota", namespace
         )
+        where = namespace if policed else ""  # without policy objects the namespace changes nothing
+        num_nodes = trainer.num_nodes if trainer else None
+        # Where the patched resources are only decides where violations point: a case whose only
+        # finding is the summary (which names no field) is reused whatever the paths.
+        shape = (id(entry), where, repr([num_nodes, per_node, [(key, r) for _, key, r in patched]]))
+        quiet = self.quiet.get(shape)
+        if quiet is not None:
+            return quiet
         try:
-            where = namespace if policed else ""  # without policy objects the namespace changes nothing
-            key = (id(entry), where, dump([trainer.num_nodes if trainer else None, per_node, patched]))
+            key = (id(entry), where, dump([num_nodes, per_node, patched]))
         except (TypeError, ValueError):  # keys JSON cannot sort: compute, do not remember
             return evaluate(trainjob, namespace, entry, sites, bundle, config)
         found = self.evaluated.get(key)
         if found is None:
             found = self.evaluated[key] = evaluate(trainjob, namespace, entry, sites, bundle, config)
+            if all(v.severity == "info" and not v.path for v in found):
+                self.quiet[shape] = found
         return found
 
     def derived_name(self, entry: RuntimeEntry, kind: str, overrides: dict[str, Any]) -> str:

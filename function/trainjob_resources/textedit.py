@@ -165,8 +165,6 @@ def render(text: str, root: MappingNode) -> str | None:
     edited = [c for c in [root, *collections] if c.value != getattr(c, _READ)]
     if not edited:
         return text
-    if not text.endswith("\n") and _ends_in_block_scalar(root):
-        return None  # text written after it would give it a final line break it does not have
     edited.sort(key=lambda c: c.start_mark.index)
     writer = _Writer(text)
     try:
@@ -176,6 +174,8 @@ def render(text: str, root: MappingNode) -> str | None:
             writer.collection(node)
     except _Unsupported:
         return None
+    if not text.endswith("\n") and ("|" in text or ">" in text) and any(end >= len(text) for _, end, _ in writer.edits):
+        return None  # an edit at the end could give a block scalar there a final line break, or take it away
     # In text order; of two insertions at one place, the one recorded later (deeper) goes first.
     order = sorted(range(len(writer.edits)), key=lambda i: (writer.edits[i][0], writer.edits[i][1], -i))
     writer.edits = [writer.edits[i] for i in order]
@@ -366,11 +366,6 @@ def _last_read(node: Node) -> Node:
             return node
         node = read[-1][1] if isinstance(node, MappingNode) else read[-1]
     return node
-
-
-def _ends_in_block_scalar(root: Node) -> bool:
-    last = _last_read(root)
-    return isinstance(last, ScalarNode) and last.style in ("|", ">")
 
 
 # Serializing what is new. The same few new entries (a runtimeRef, provenance annotations) come

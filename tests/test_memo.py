@@ -1,0 +1,159 @@
+"""process.Memo computes each distinct case once; the output must be what computing every TrainJob
+afresh gives. Its shortcuts reuse a case without violations for TrainJobs of the same shape whose
+managers and paths differ: these tests render with and without the memo and compare the bytes."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given
+from trainjob_resources import krm, process
+from trainjob_resources.config import FunctionConfig
+from trainjob_resources.effective import ContainerKey, Effective
+from trainjob_resources.materialize import derived_name
+from trainjob_resources.models import TrainJob
+from trainjob_resources.policy import evaluate
+from trainjob_resources.sites import ContainerSite
+from trainjob_resources.validate import validate_effective
+from trainjob_resources.violations import Violation
+
+from tests.hostile import RUNTIME, bundle, load, trainjob_value, trainjob_yaml
+from tests.test_properties import bundles
+
+
+class NoMemo(process.Memo):
+    """Every call computed afresh."""
+
+    def validate(
+        self,
+        trainjob: TrainJob,
+        per_node: dict[str, Any] | None,
+        entry: process.RuntimeEntry,
+        sites: list[ContainerSite],
+        config: FunctionConfig,
+    ) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
+        return process._validate(trainjob, per_node, entry, sites, config, self)
+
+    def validate_effective(self, effective: Effective) -> list[Violation]:
+        return validate_effective(effective)
+
+    def evaluate(
+        self,
+        trainjob: TrainJob,
+        per_node: dict[str, Any] | None,
+        namespace: str,
+        entry: process.RuntimeEntry,
+        sites: list[ContainerSite],
+        bundle: process.Bundle,
+        config: FunctionConfig,
+    ) -> list[Violation]:
+        return evaluate(trainjob, namespace, entry, sites, bundle, config)
+
+    def derived_name(self, entry: process.RuntimeEntry, kind: str, overrides: dict[str, Any]) -> str:
+        return derived_name(entry.item, kind, overrides)
+
+
+def render(data: bytes) -> bytes:
+    return krm.write(process.process(krm.read(data)))
+
+
+def render_afresh(data: bytes) -> bytes:
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(process, "Memo", NoMemo)
+        return render(data)
+
+
+def results_by_name(data: bytes) -> dict[str, list[tuple[str, str, str]]]:
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for result in load(render(data))["results"]:
+        name = result.get("resourceRef", {}).get("name", "")
+        path = result.get("field", {}).get("path", "")
+        out.setdefault(name, []).append((result["severity"], path, result["message"]))
+    return out
+
+
+def with_manager(value: dict[str, Any], manager: str) -> dict[str, Any]:
+    out = copy.deepcopy(value)
+    out["spec"]["runtimePatches"][0]["manager"] = manager
+    return out
+
+
+def moved_down(value: dict[str, Any]) -> dict[str, Any]:
+    """The same patch, second in the list after one that only sets a node selector."""
+    out = copy.deepcopy(value)
+    selector = {"template": {"spec": {"template": {"spec": {"nodeSelector": {"pool": "a"}}}}}}
+    first = {
+        "manager": "platform.example.com/placer",
+        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [{"name": "node", **selector}]}}},
+    }
+    out["spec"]["runtimePatches"].insert(0, first)
+    return out
+
+
+def test_a_clean_case_is_not_reused_for_an_invalid_manager() -> None:
+    good = trainjob_value("good")
+    bad = with_manager(trainjob_value("bad"), "Not A Manager")
+    data = bundle(RUNTIME, trainjob_yaml(good), trainjob_yaml(bad))
+    found = results_by_name(data)
+    assert [r for r in found["good"] if r[0] == "error"] == []
+    assert ("error", "spec.runtimePatches[0].manager") in [r[:2] for r in found["bad"]]
+    assert render(data) == render_afresh(data)
+
+
+def test_violations_point_at_each_trainjob_s_own_patch() -> None:
+    first = trainjob_value("first", memory="64 GiB")
+    second = moved_down(trainjob_value("second", memory="64 GiB"))
+    data = bundle(RUNTIME, trainjob_yaml(first), trainjob_yaml(second))
+    found = results_by_name(data)
+    assert {p for s, p, _ in found["first"] if s == "error"} == {
+        f"spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template.spec"
+        f".initContainers[0].resources.{section}.memory"
+        for section in ("limits", "requests")
+    }
+    assert {p for s, p, _ in found["second"] if s == "error"} == {
+        f"spec.runtimePatches[1].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template.spec"
+        f".initContainers[0].resources.{section}.memory"
+        for section in ("limits", "requests")
+    }
+    assert render(data) == render_afresh(data)
+
+
+POLICY = b"""\
+functionConfig:
+  apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: platform-policy}
+  data:
+    maxPerContainer: memory=32Gi
+"""
+
+
+def test_policy_findings_point_at_each_trainjob_s_own_patch() -> None:
+    """Same resources, patched from different places: the findings are not reused across paths."""
+    first, second = trainjob_value("first"), moved_down(trainjob_value("second"))
+    data = bundle(RUNTIME, trainjob_yaml(first), trainjob_yaml(second)) + POLICY
+    found = results_by_name(data)
+    assert {p.split(".trainingRuntimeSpec")[0] for s, p, m in found["first"] if "maxPerContainer" in m} == {
+        "spec.runtimePatches[0]"
+    }
+    assert {p.split(".trainingRuntimeSpec")[0] for s, p, m in found["second"] if "maxPerContainer" in m} == {
+        "spec.runtimePatches[1]"
+    }
+    assert render(data) == render_afresh(data)
+
+
+def test_a_reused_clean_case_renders_as_computing_it_afresh() -> None:
+    values = [
+        trainjob_value("a"),
+        with_manager(trainjob_value("b"), "other.example.com/x"),
+        moved_down(trainjob_value("c")),
+    ]
+    data = bundle(RUNTIME, *(trainjob_yaml(v) for v in values))
+    assert render(data) == render_afresh(data)
+
+
+@given(data=bundles(failing=2))
+def test_the_memo_changes_nothing_in_the_output(data: bytes) -> None:
+    assert render(data) == render_afresh(data)

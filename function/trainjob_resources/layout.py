@@ -72,7 +72,7 @@ def split(text: str) -> Layout | None:
         return None
     line = text.count("\n", 0, start)
     region = text[start:end]
-    starts = [m.start() for m in re.finditer(rf"^ {{{dash}}}-(?=[ \n])", region, re.MULTILINE)]
+    starts = _item_starts(region, dash)
     if not starts or starts[0] != at - start:
         return None
     lead = region[: starts[0]]
@@ -84,6 +84,18 @@ def split(text: str) -> Layout | None:
         chunks.append(Chunk(text_of_item, line))
         line += text_of_item.count("\n")
     return Layout(_without_results(text[: keys[0].start()]), lead, _without_results(text[end:]), dash, chunks)
+
+
+def _item_starts(region: str, dash: int) -> list[int]:
+    """Where each line that is ``-`` at column ``dash`` (then a space or the line's end) starts."""
+    needle = "\n" + " " * dash + "-"
+    starts = [0] if region.startswith(needle[1:]) else []
+    at = region.find(needle)
+    while at >= 0:
+        starts.append(at + 1)
+        at = region.find(needle, at + 1)
+    after = len(needle) - 1
+    return [i for i in starts if region[i + after : i + after + 1] in (" ", "\n")]
 
 
 def _first_content(text: str, start: int) -> tuple[int, str, int] | None:

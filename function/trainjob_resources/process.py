@@ -202,7 +202,7 @@ class Memo:
     TrainJobs, so validating, naming and deriving each distinct case once keeps the cost in what
     is distinct, not in what is repeated."""
 
-    __slots__ = ("checked", "clean", "derived", "evaluated", "managers", "names", "quiet", "validated")
+    __slots__ = ("checked", "clean", "derived", "evaluated", "managers", "names", "plans", "quiet", "validated")
 
     def __init__(self) -> None:
         self.derived: dict[Identity, Derived] = {}
@@ -210,6 +210,8 @@ class Memo:
         self.clean: dict[Any, dict[ContainerKey, Effective]] = {}
         self.managers: dict[tuple[str, ...], bool] = {}
         self.quiet: dict[Any, list[Violation]] = {}
+        # the last item keeps the effective resources alive, so that their ids in the key stay theirs
+        self.plans: dict[Any, tuple[dict[ContainerKey, Effective], str, list[str], Any]] = {}
         self.checked: dict[str, list[Violation]] = {}
         self.names: dict[tuple[int, str], str] = {}
         self.evaluated: dict[tuple[int, str, str], list[Violation]] = {}
@@ -312,6 +314,21 @@ class Memo:
                 self.quiet[shape] = found
         return found
 
+    def plan(
+        self, entry: RuntimeEntry, kind: str, all_effective: dict[ContainerKey, Effective]
+    ) -> tuple[dict[ContainerKey, Effective], str, list[str]]:
+        """What a derived runtime folds in (the effective resources of all but the trainer
+        container), its name and the description of each change; once per distinct case (the
+        effective resources come from this memo, so their identity stands for their content)."""
+        key = (id(entry), kind, tuple((k, id(e)) for k, e in all_effective.items()))
+        found = self.plans.get(key)
+        if found is None:
+            effective = {k: e for k, e in all_effective.items() if not _is_trainer_key(entry, k)}
+            name = self.derived_name(entry, kind, overrides_of(effective)) if effective else ""
+            described = [_describe(k, e) for k, e in sorted(effective.items())]
+            found = self.plans[key] = (effective, name, described, all_effective)
+        return found[0], found[1], found[2]
+
     def derived_name(self, entry: RuntimeEntry, kind: str, overrides: dict[str, Any]) -> str:
         key = (id(entry), dump([kind, overrides]))  # entries live as long as this render
         name = self.names.get(key)
@@ -335,11 +352,10 @@ def _materialize(
 ) -> None:
     """Rewrite the TrainJob (in place when nothing was restored: it is valid, so it changes anyway)."""
     trainer_sites = [s for s in sites if s.resources is not None and _is_trainer(entry, s)]
-    effective = {key: e for key, e in all_effective.items() if not _is_trainer_key(entry, key)}
+    kind = config.derived_runtime_kind
+    effective, name, described = memo.plan(entry, kind, all_effective)
     derived: Derived | None = None
     if effective:
-        kind = config.derived_runtime_kind
-        name = memo.derived_name(entry, kind, overrides_of(effective))
         identity = (kind, "" if kind == CLUSTER_RUNTIME_KIND else item.namespace, name)
         clash = bundle.names.get(identity)
         if clash is not None and clash.annotation(DERIVED_FROM) is None:
@@ -364,7 +380,7 @@ def _materialize(
         outcome.derived = derived
         where = f"{derived.namespace}/" if derived.namespace else ""
         outcome.changes.insert(0, f"runtime {entry.display} materialized as {derived.kind} {where}{derived.name}")
-        outcome.changes += [_describe(key, e) for key, e in sorted(effective.items())]
+        outcome.changes += described
     outcome.node = work
 
 

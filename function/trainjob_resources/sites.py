@@ -103,6 +103,21 @@ def container_sites(trainjob: TrainJob, raw: Mapping[str, Any]) -> Iterator[Cont
         )
         if pod is None:
             continue
+        raw_pod = _raw(
+            raw,
+            "spec",
+            "runtimePatches",
+            site.patch_index,
+            "trainingRuntimeSpec",
+            "template",
+            "spec",
+            "replicatedJobs",
+            site.job_index,
+            "template",
+            "spec",
+            "template",
+            "spec",
+        )
         lists: tuple[tuple[ContainerList, list[ContainerPatch] | None], ...] = (
             ("initContainers", pod.init_containers),
             ("containers", pod.containers),
@@ -111,22 +126,5 @@ def container_sites(trainjob: TrainJob, raw: Mapping[str, Any]) -> Iterator[Cont
             for c, container in enumerate(entries or []):
                 resources = None
                 if container.resources is not None:
-                    resources = _raw(
-                        raw,
-                        "spec",
-                        "runtimePatches",
-                        site.patch_index,
-                        "trainingRuntimeSpec",
-                        "template",
-                        "spec",
-                        "replicatedJobs",
-                        site.job_index,
-                        "template",
-                        "spec",
-                        "template",
-                        "spec",
-                        list_name,
-                        c,
-                        RESOURCES,
-                    )
+                    resources = _raw(raw_pod, list_name, c, RESOURCES)
                 yield ContainerSite(site, list_name, c, container, resources)

@@ -42,17 +42,19 @@ import generate
 ROOT = BENCH.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 
-from trainjob_resources import bundle, krm, process
+from trainjob_resources import bundle, krm, process, textedit
 from trainjob_resources import yamlnodes as yn
 
 # (owner, attribute, label, phase entered by the call or None to stay in the caller's phase)
 COARSE: list[tuple[Any, str, str, str | None]] = [
     (krm, "read", "krm.read", "parse"),
+    (krm.Item, "verify", "Item.verify (a TrainJob read when its turn comes)", "parse"),
     (process, "index", "bundle.index", "index"),
     (process, "process_trainjob", "process.process_trainjob", "validate"),
     (process, "_materialize", "process._materialize", "materialize"),
     (process, "_with_derived", "process._with_derived", "materialize"),
     (krm.Item, "result", "Item.result", "results"),
+    (krm.Item, "settle", "Item.settle (a TrainJob written when done)", "emit"),
     (krm, "write", "krm.write", "emit"),
 ]
 FINE: list[tuple[Any, str, str, str | None]] = [
@@ -64,6 +66,9 @@ FINE: list[tuple[Any, str, str, str | None]] = [
     (yn, "_exact_bounds", "yamlnodes._exact_bounds (libyaml parse)", None),
     (yn, "_check_expansion", "yamlnodes._check_expansion", None),
     (krm, "_item_problem", "krm._item_problem", None),
+    (textedit, "remember", "textedit.remember", None),
+    (textedit, "render", "textedit.render (edits written into the text)", None),
+    (krm, "_results_text", "krm._results_text", None),
     (yn, "check_duplicate_keys", "yamlnodes.check_duplicate_keys", None),
     (bundle, "parse_runtime", "models.parse_runtime (pydantic)", None),
     (bundle, "jobs_of", "runtime_view.jobs_of", None),
@@ -277,7 +282,7 @@ def startup_profile(runs: int = 7) -> None:
     print(f"\nStart-up in-process, medians of {runs} interpreters (interpreter start itself not included):")
     print(f"  floor imports (pydantic BaseModel, yaml)           {floor:>7.1f} ms")
     print(f"  pydantic schema machinery (first model class)      {machinery:>7.1f} ms")
-    print(f"  pydantic plugin loader (imports importlib.metadata){plugins:>7.1f} ms")
+    print(f"  pydantic plugin loader (imports importlib.metadata){plugins:>7.1f} ms  (the CLI skips it)")
     print(f"  trainjob_resources.cli + .process                  {package:>7.1f} ms, of which")
     print(f"    {int(n_dc)} dataclasses                                 {dc:>7.1f} ms")
     print(f"    {int(n_models)} pydantic model classes                      {models:>7.1f} ms")

@@ -240,6 +240,8 @@ class _Writer:
             self.edit(node.start_mark.index, self.content_end(node), _flow_text(node))
             return
         read = getattr(node, _READ)
+        if len(read) == len(node.value) and all(map(_stands_for, node.value, read)):
+            return  # only children a Draft copied: their own edits are theirs
         if isinstance(node, MappingNode):
             if not all(isinstance(k, ScalarNode) for k, _ in node.value):
                 raise _Unsupported
@@ -368,6 +370,15 @@ def _last_read(node: Node) -> Node:
     return node
 
 
+def _stands_for(now: Any, read: Any) -> bool:
+    """Whether a child (a node, or a mapping's pair) is the one read, or a Draft's copy of it."""
+    if now is read:
+        return True
+    if isinstance(now, tuple):
+        return bool(now[0] is read[0] and (now[1] is read[1] or getattr(now[1], _ORIGIN, None) is read[1]))
+    return getattr(now, _ORIGIN, None) is read
+
+
 # Serializing what is new. The same few new entries (a runtimeRef, provenance annotations) come
 # back for many TrainJobs: their text is kept by content.
 _texts: dict[Any, str] = {}
@@ -378,6 +389,15 @@ def _entry_text(child: Any, mapping: bool, column: int) -> str:
     the caller is)."""
     if mapping:
         key, value = child
+        if isinstance(value, ScalarNode):  # the common case (annotations), keyed without a walk
+            signature = (key.value, key.style, value.tag, value.value, value.style)
+            text = _texts.get(signature)
+            if text is None:
+                fresh = ScalarNode(key.tag, key.value, style=key.style)
+                text = yn.serialize(MappingNode(yn.MAP_TAG, [(fresh, value)], flow_style=False))
+                if len(_texts) < 10_000:
+                    _texts[signature] = text
+            return _indent(text, column)
         key = ScalarNode(key.tag, key.value, style=key.style)
         wrapper: Node = MappingNode(yn.MAP_TAG, [(key, value)], flow_style=False)
     else:
@@ -410,6 +430,9 @@ def _signature(node: Node) -> Any:
 
 def _indent(serialized: str, column: int) -> str:
     """YAML written at column 0, moved to ``column``: each line after the first is indented."""
-    lines = serialized.rstrip("\n").split("\n")
+    serialized = serialized.rstrip("\n")
+    if "\n" not in serialized:
+        return serialized
+    lines = serialized.split("\n")
     pad = " " * column
     return "\n".join([lines[0], *(pad + line if line else line for line in lines[1:])])

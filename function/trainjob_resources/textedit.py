@@ -9,11 +9,16 @@ bytes back.
 ``remember`` records, right after reading, the children of every collection. Edits replace,
 remove or append children (a scalar is never changed in place), so the collections whose
 children differ from those records are exactly the edited ones. ``render`` visits only them and
-their ancestors and turns each difference into a text edit: a removed entry loses its lines
-(comment lines above it included), a replaced or new entry is serialized at the entry's column,
-an edited flow collection is serialized in place. A layout it does not handle (children
-reordered, a complex key, a comment between a ``-`` and its item) makes it return None: the
-caller then serializes the whole node, as it would without this module.
+turns each difference into a text edit: a removed entry loses its lines (the comment lines above
+it included; those above the next entry stay), a replaced or new entry is serialized at the
+entry's column, an edited flow collection is serialized in place. ``Draft`` and ``copy`` give
+editable versions that still render against the same text.
+
+A layout it does not handle makes ``render`` return None, and the caller serializes the whole
+node, as it would without this module: children reordered or inserted between read ones, a key
+that is not a scalar, an emptied sequence that follows a comment, removing entries when the blank
+lines after them would join a ``|+`` scalar, and an edit at the end of a text without a final line
+break that may hold a block scalar.
 """
 
 from __future__ import annotations

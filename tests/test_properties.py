@@ -397,7 +397,7 @@ def render_in_process(data: bytes) -> Any:
 def test_edited_text_says_what_serializing_says(data: bytes) -> None:
     edited = render_in_process(data)
     with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(textedit, "render", lambda text, root: None)
+        patched.setattr(textedit, "render", lambda text, root, another=False: None)
         serialized = render_in_process(data)
     assert edited == serialized
     again = krm.write(process.process(krm.read(krm.write(process.process(krm.read(data))))))

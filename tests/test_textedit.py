@@ -500,6 +500,53 @@ def test_a_draft_renders_its_edits_against_the_original_text() -> None:
     assert textedit.render(JOBS, root) == JOBS
 
 
+ANOTHER = """\
+# about the base
+kind: A  # the kind
+spec:
+  s: |
+    # a line of the scalar
+  # about r
+  # more about r
+  r: 1
+  t: 2  # t stays
+# about the next item
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        pytest.param(
+            lambda d: None,
+            "kind: A  # the kind\nspec:\n  s: |\n    # a line of the scalar\n  # about r\n  # more about r\n  r: 1\n"
+            "  t: 2  # t stays",
+            id="no-edit",
+        ),
+        pytest.param(
+            lambda d: yn.set_key(d.child(d.root, "spec"), "r", yn.from_python(2)),
+            "kind: A  # the kind\nspec:\n  s: |\n    # a line of the scalar\n  r: 2\n  t: 2  # t stays",
+            id="replaced-entry-leaves-with-the-comments-above-it",
+        ),
+        pytest.param(
+            lambda d: yn.set_key(d.root, "kind", yn.str_node("B")),
+            "kind: B\nspec:\n  s: |\n    # a line of the scalar\n  # about r\n  # more about r\n  r: 1\n"
+            "  t: 2  # t stays",
+            id="first-entry-replaced",
+        ),
+    ],
+)
+def test_another_object_keeps_only_its_own_text(edit: Callable[[textedit.Draft], object], expected: str) -> None:
+    """A derived runtime is another object made from its base: the base's head and trailing comments,
+    and those above a replaced entry, do not go with it (a block scalar's ``#`` lines do)."""
+    root = composed(ANOTHER)
+    draft = textedit.Draft(root)
+    edit(draft)
+    new_text = textedit.render(ANOTHER, root_of(draft), another=True)
+    assert new_text == expected
+    assert_reads_back(new_text + "\n", draft.root)
+
+
 def test_a_draft_without_edits_gives_the_same_text() -> None:
     root = composed(JOBS)
     draft = textedit.Draft(root)

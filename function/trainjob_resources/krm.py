@@ -142,7 +142,7 @@ class Item:
         self.line = line  # where that text starts in the whole input, for messages
         self.dash = dash  # the column of the item's ``-`` in the input
         self.dirty = source is None
-        self.head = True  # whether its text keeps the comment lines above its first key
+        self.head = True  # False: another object made from the one read (see textedit.render)
         self._value: Any = None
         self._meta: tuple[str, str, str, str, dict[str, str]] | None = None
         self.problem: str | None = None  # why read() found it unusable; such an item must pass through untouched
@@ -177,11 +177,11 @@ class Item:
             return self.source
         node = self.node
         if self.source is not None and isinstance(node, MappingNode):
-            edited = textedit.render(_document_of(self.source, self.dash), node)
+            edited = textedit.render(_document_of(self.source, self.dash), node, another=not self.head)
             if edited is not None:
                 if not self.head:
                     gap = " " * (node.start_mark.column - self.dash - 1)
-                    return " " * self.dash + "-" + gap + edited[node.start_mark.index :]
+                    return " " * self.dash + "-" + gap + edited + "\n"
                 return edited[: self.dash] + "-" + edited[self.dash + 1 :]
         return layout.entry(yn.serialize(node), self.dash)
 

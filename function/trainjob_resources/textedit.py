@@ -159,19 +159,24 @@ def _as_read(node: Node) -> bool:
     return read is not None and node.value == read
 
 
-def render(text: str, root: MappingNode) -> str | None:
+def render(text: str, root: MappingNode, another: bool = False) -> str | None:
     """``text`` (the document ``root`` was read from) with ``root``'s edits written in; None when
-    an edit is laid out in a way this module does not rewrite."""
+    an edit is laid out in a way this module does not rewrite.
+
+    ``another``: the edited tree is another object made from the one read (a derived runtime from
+    its base). Comments that describe the object read do not go with it: only ``root``'s own text
+    is returned (from its first key to the end of its last line, without the comment lines around
+    it), and a replaced entry leaves with the comment lines directly above it."""
     collections: list[CollectionNode] | None = getattr(root, _ALL, None)
     if collections is None or root.flow_style or getattr(root, _READ, None) is None:
         return None
     # Only the collections whose own children changed need edits: their ancestors are as read.
     # Lists compare their items by identity first, and nodes have no other equality.
     edited = [c for c in [root, *collections] if c.value != getattr(c, _READ)]
+    writer = _Writer(text, another)
     if not edited:
-        return text
+        return text[root.start_mark.index : writer.line_end(root)] if another else text
     edited.sort(key=lambda c: c.start_mark.index)
-    writer = _Writer(text)
     try:
         for node in edited:
             if writer.covers(node.start_mark.index):
@@ -192,13 +197,21 @@ def render(text: str, root: MappingNode) -> str | None:
         parts.append(text[at:start])
         parts.append(replacement)
         at = end
-    parts.append(text[at:])
+    if another:
+        start, end = root.start_mark.index, writer.line_end(root)
+        if writer.edits[0][0] < start or writer.edits[-1][1] > end:
+            return None
+        parts[0] = parts[0][start:]
+        parts.append(text[at:end])
+    else:
+        parts.append(text[at:])
     return "".join(parts)
 
 
 class _Writer:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, another: bool = False) -> None:
         self.text = text
+        self.another = another
         self.replaced: list[tuple[int, int]] = []  # the text that edits removed or replaced
         self.edits: list[tuple[int, int, str]] = []  # (start, end, replacement), in text order
 
@@ -219,6 +232,21 @@ class _Writer:
         end = self.content_end(node)
         newline = self.text.find("\n", max(end - 1, node.start_mark.index))
         return len(self.text) if newline < 0 else newline
+
+    def comments_above(self, start: int, floor: int) -> int:
+        """Where the comment lines directly above the line of ``start`` begin, not above ``floor``
+        (the end of the entry before: a block scalar's lines may start with ``#``); ``start``
+        itself when there are none, or when something else comes before it on its line."""
+        line = self.text.rfind("\n", 0, start) + 1
+        if self.text[line:start].strip():
+            return start
+        top = line
+        while top > floor:
+            above = self.text.rfind("\n", 0, top - 1) + 1
+            if not self.text[above : top - 1].lstrip().startswith("#"):
+                break
+            top = above
+        return start if top == line else top
 
     def dash_of(self, entry: Node) -> int:
         """Where the ``-`` of a block sequence entry is."""
@@ -296,7 +324,11 @@ class _Writer:
             was = read_values[i]
             value = child[1] if mapping else child
             if value is not was and getattr(value, _ORIGIN, None) is not was:  # a key with a new value
-                self.edit(read_ids[i].start_mark.index, self.line_end(was), _entry_text(child, mapping, column))
+                start = read_ids[i].start_mark.index
+                floor = self.line_end(read_values[i - 1]) + 1 if i else start  # above a first key: the parent's
+                above = self.comments_above(start, floor) if self.another else start
+                text = _entry_text(child, mapping, column)
+                self.edit(above, self.line_end(was), text if above == start else " " * column + text)
             i += 1
         if appended:
             at = self.line_end(read_values[-1])

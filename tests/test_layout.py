@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from trainjob_resources import layout
+from trainjob_resources import krm, layout
 
 from tests.goldens import cases, run_function
 
@@ -79,3 +79,23 @@ items:
 )
 def test_shapes_the_text_layer_leaves_to_the_whole_document_reader(text: str) -> None:
     assert layout.split(text) is None
+
+
+API = "trainer.kubeflow.org/v1alpha1"
+
+
+@pytest.mark.parametrize(
+    ("text", "dash", "hint"),
+    [
+        (f"- apiVersion: {API}\n  kind: TrainJob\n", 0, (API, "TrainJob")),
+        (f"  - kind: TrainJob  # a job\n    metadata: {{}}\n    apiVersion: {API}\n", 2, (API, "TrainJob")),
+        (f"- apiVersion: {API}\n  kind: TrainJob#x\n", 0, None),  # the value is `TrainJob#x`
+        (f"- apiVersion: {API}\n  kind: 'TrainJob'\n", 0, None),  # quoted: read eagerly
+        (f"- apiVersion: {API}\n  kind: TrainJob\n  kind: TrainJob\n", 0, None),  # twice
+        (f"- apiVersion: {API}\n  spec:\n    kind: TrainJob\n", 0, None),  # not top level
+        ("- apiVersion: v1\n  kind: TrainJob\n", 0, None),  # another group
+        (f"- apiVersion: {API}\n  kind: ConfigMap\n", 0, None),
+    ],
+)
+def test_trainjobs_are_recognized_from_their_top_level_lines(text: str, dash: int, hint: object) -> None:
+    assert krm._lazy_hint(text, dash) == hint

@@ -384,9 +384,8 @@ def _read_by_items(text: str, shape: layout.Layout) -> ResourceList:
         raise ResourceListError(f"ResourceList has {len(shape.chunks)} items; the limit is {MAX_ITEMS}")
     items: list[Item] = []
     results: list[Result] = []
-    top_level = re.compile(rf"^ {{{shape.dash}}}(?:- |  )(apiVersion|kind):[ ]*([^\s#'\"]+)[ ]*(?:#.*)?$", re.MULTILINE)
     for i, chunk in enumerate(shape.chunks):
-        hint = _lazy_hint(top_level, chunk.text)
+        hint = _lazy_hint(chunk.text, shape.dash)
         item = Item(source=chunk.text, line=chunk.line, dash=shape.dash, index=i, hint=hint)
         items.append(item)
         if hint is not None:
@@ -427,9 +426,27 @@ def _read_whole(text: str) -> ResourceList:
     return ResourceList(items, function_config, api_version, results, json_format=text.lstrip().startswith("{"))
 
 
-def _lazy_hint(top_level: re.Pattern[str], text: str) -> tuple[str, str] | None:
-    """(apiVersion, kind) of a TrainJob, read off its text: such items are read later, one at a time."""
-    found = top_level.findall(text)
+_HINT_VALUE = re.compile(r"[ ]*([^\s#'\"]+)[ ]*(?:[ ]#.*)?")  # a plain value; a comment needs a space before
+
+
+def _lazy_hint(text: str, dash: int) -> tuple[str, str] | None:
+    """(apiVersion, kind) of a TrainJob, read off its text: such items are read later, one at a time.
+    The item's top-level ``apiVersion:`` and ``kind:`` lines (on its ``-`` line or at its keys'
+    column), each once and plain, are found with ``str.find``: most lines are deeper."""
+    pad = " " * dash
+    found: list[tuple[str, str]] = []
+    for key in ("apiVersion", "kind"):
+        starts = [len(first) for first in (f"{pad}- {key}:", f"{pad}  {key}:") if text.startswith(first)]
+        for needle in (f"\n{pad}- {key}:", f"\n{pad}  {key}:"):
+            at = text.find(needle)
+            while at >= 0:
+                starts.append(at + len(needle))
+                at = text.find(needle, at + 1)
+        for start in starts:
+            end = text.find("\n", start)
+            value = _HINT_VALUE.fullmatch(text, start, len(text) if end < 0 else end)
+            if value is not None:
+                found.append((key, value.group(1)))
     fields = dict(found)
     if len(found) != 2 or fields.get("kind") != "TrainJob":
         return None

@@ -116,8 +116,13 @@ def _flow_depth_bound(encoded: bytes) -> int:
 
 
 def _block_depth_bound(text: str, width: int) -> bool:
-    """Whether some line starts with ``width`` or more indentation or block indicators."""
-    return width <= 0 or re.search(rf"^[ \t\-?:]{{{width}}}", text, re.MULTILINE) is not None
+    """Whether some line starts with ``width`` or more indentation or block indicators (only a
+    line at least that long can: most texts have none, and finding that out is cheaper)."""
+    if width <= 0:
+        return True
+    if max(map(len, text.split("\n"))) < width:
+        return False
+    return re.search(rf"^[ \t\-?:]{{{width}}}", text, re.MULTILINE) is not None
 
 
 def _node_bound(encoded: bytes) -> int:

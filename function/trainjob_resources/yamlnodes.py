@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import yaml
+from yaml._yaml import CParser
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 STR_TAG = "tag:yaml.org,2002:str"
@@ -59,8 +60,9 @@ class _FastResolver:
         return MAP_TAG if kind is MappingNode else SEQ_TAG
 
 
-class _Loader(_FastResolver, yaml.CSafeLoader):
-    pass
+class _Composer(_FastResolver, CParser):
+    """libyaml's composer and nothing else: composing builds no Python values, so the Loader's
+    constructor (set up on every call) is not needed."""
 
 
 class _Dumper(_FastResolver, yaml.CSafeDumper):
@@ -180,7 +182,11 @@ def compose(text: str) -> Node | None:
         if _node_bound(encoded) > MAX_NODES or _block_depth_bound(text, MAX_DEPTH - flow_depth):
             _exact_bounds(text)
         del encoded
-        node = yaml.compose(text, Loader=_Loader)
+        loader = _Composer(text)
+        try:
+            node = loader.get_single_node()
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         problem = err.problem or err.context or "invalid YAML"

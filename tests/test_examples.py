@@ -164,8 +164,9 @@ def test_kpt_render_in_place_twice(kpt: str, tmp_path: Path) -> None:
             assert comment in kept, f"{name}: comment lost: {comment}"
     new_files = sorted(set(rendered) - set(original))
     assert len(new_files) == 1
-    # The derived runtime's file is placed beside the TrainJob's (trainjob.yaml, at the package root).
-    assert re.fullmatch(r"trainingruntime_pytorch-distributed-[0-9a-f]{10}\.yaml", new_files[0])
+    # The derived runtime's file is placed beside the TrainJob's (trainjob.yaml, at the package root),
+    # named after its kind, namespace and name.
+    assert re.fullmatch(r"trainingruntime_ml-team_pytorch-distributed-[0-9a-f]{10}\.yaml", new_files[0])
 
     objects = [
         d
@@ -180,6 +181,25 @@ def test_kpt_render_in_place_twice(kpt: str, tmp_path: Path) -> None:
     second = kpt_render(kpt, package)
     assert second.returncode == 0, second.stderr
     assert _tree(package) == rendered, "a second render changes nothing"
+
+
+def test_kpt_renders_one_folder_of_trainjobs_in_two_namespaces(kpt: str, tmp_path: Path) -> None:
+    """Two TrainJobs of one file, in two namespaces, with the same sizes: two derived runtimes of one
+    name, which kpt can only write to two paths."""
+    package = tmp_path / "package"
+    shutil.copytree(KPT_PACKAGE, package)
+    job = (package / "trainjob.yaml").read_text()
+    (package / "trainjob.yaml").write_text(job + "---\n" + job.replace("ml-team", "vision-team"))
+    first = kpt_render(kpt, package)
+    assert first.returncode == 0, first.stderr
+    derived = sorted(p.name for p in package.iterdir() if p.name.startswith("trainingruntime_"))
+    assert [re.sub(r"-[0-9a-f]{10}\.yaml$", "", name) for name in derived] == [
+        "trainingruntime_ml-team_pytorch-distributed",
+        "trainingruntime_vision-team_pytorch-distributed",
+    ]
+    rendered = _tree(package)
+    assert kpt_render(kpt, package).returncode == 0
+    assert _tree(package) == rendered
 
 
 def test_kpt_unwrapped_output_matches_its_golden(kpt: str, tmp_path: Path) -> None:

@@ -164,13 +164,17 @@ def _rebuild_metadata(node: MappingNode, base: Item, name: str, namespace: str) 
 
 
 def place_next_to(derived: Derived, trainjob: Item) -> None:
-    """A new derived runtime's file: beside the TrainJob that first uses it (kpt writes it there)."""
+    """A new derived runtime's file: beside the TrainJob that first uses it (kpt writes it there),
+    named after its kind, namespace and name: TrainJobs of two namespaces in one folder can derive
+    runtimes of one name, and kpt refuses two objects at one path."""
     source = trainjob.file
     if source is None:
         return
     folder = source.path.rsplit("/", 1)[0] + "/" if "/" in source.path else ""
+    parts = [derived.kind.lower(), derived.namespace, derived.name]
+    file = "_".join(p for p in parts if p) + ".yaml"  # names and namespaces hold no '_'
     annotations = yn.ensure_map(yn.ensure_map(derived.node, "metadata"), "annotations")
-    yn.set_key(annotations, PATH_ANNOTATIONS[0], yn.str_node(f"{folder}{derived.kind.lower()}_{derived.name}.yaml"))
+    yn.set_key(annotations, PATH_ANNOTATIONS[0], yn.str_node(folder + file))
 
 
 def with_internal_annotations(derived: MappingNode, previous: Item) -> None:

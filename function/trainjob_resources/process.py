@@ -291,7 +291,6 @@ class Memo:
         """Policy and the resource summary read only the namespace, the runtime, ``trainer.numNodes``,
         ``trainer.resourcesPerNode`` and the patches' resources (where they are and what they say)."""
         trainer = trainjob.spec.trainer
-        patched = [(s.resources_path, s.key, s.resources) for s in sites if s.resources is not None]
         policed = bundle.namespace_policy("LimitRange", namespace) or bundle.namespace_policy(
             "ResourceQuota", namespace
         )
@@ -299,10 +298,15 @@ class Memo:
         num_nodes = trainer.num_nodes if trainer else None
         # Where the patched resources are only decides where violations point: a case whose only
         # finding is the summary (which names no field) is reused whatever the paths.
-        shape = (id(entry), where, repr([num_nodes, per_node, [(key, r) for _, key, r in patched]]))
+        shape = (
+            id(entry),
+            where,
+            repr([num_nodes, per_node, [(s.key, s.resources) for s in sites if s.resources is not None]]),
+        )
         quiet = self.quiet.get(shape)
         if quiet is not None:
             return quiet
+        patched = [(s.resources_path, s.key, s.resources) for s in sites if s.resources is not None]
         try:
             key = (id(entry), where, dump([num_nodes, per_node, patched]))
         except (TypeError, ValueError):  # keys JSON cannot sort: compute, do not remember

@@ -10,6 +10,7 @@ import yaml
 from trainjob_resources import krm, layout
 
 from tests.goldens import cases, run_function
+from tests.hostile import HEADER
 
 
 def indented(text: str, by: int = 2) -> str:
@@ -99,3 +100,11 @@ API = "trainer.kubeflow.org/v1alpha1"
 )
 def test_trainjobs_are_recognized_from_their_top_level_lines(text: str, dash: int, hint: object) -> None:
     assert krm._lazy_hint(text, dash) == hint
+
+
+def test_a_control_character_in_the_comments_before_the_first_item_is_an_error() -> None:
+    """Those comment lines go out as they came: they are read as YAML too (found by atheris)."""
+    data = HEADER + b"items:\n# a note\x14\n- {apiVersion: v1, kind: A}\n"
+    code, out, _ = run_function(data)
+    assert code == 1
+    assert b"control characters are not allowed" in out

@@ -39,8 +39,10 @@ class Layout(Record):
         self.chunks: Final = chunks
 
     def root_text(self) -> str:
-        """The document without its items (``items: []``), for reading the other root keys."""
-        return f"{self.before}items: []\n{self.after}"
+        """The document without its items (``items: []``), for reading the other root keys. The
+        comment lines before the first item stay in it: they go out as they came, so they must
+        read as YAML too (a control character in them would not)."""
+        return f"{self.before}items: []\n{self.lead}{self.after}"
 
     def assemble(self, entries: list[str], results: str | None) -> str:
         body = "".join(e if e.endswith("\n") else e + "\n" for e in entries)

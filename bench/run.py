@@ -233,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kubectl", default="kubectl", help="kubectl binary (default: kubectl on PATH)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="directory for latest.json and latest.md")
-    parser.add_argument("--runs", type=int, nargs=3, default=(7, 5, 3), metavar=("SMALL", "N500", "N5000"))
+    parser.add_argument("--runs", type=int, nargs=3, default=(11, 7, 3), metavar=("SMALL", "N500", "N5000"))
     parser.add_argument("--check", action="store_true", help="exit 3 when a target is missed")
     args = parser.parse_args(argv)
     small, mid, large = args.runs

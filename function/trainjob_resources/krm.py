@@ -114,10 +114,10 @@ class Item:
         "_meta",
         "_node",
         "_value",
+        "another",
         "checked",
         "dash",
         "dirty",
-        "head",
         "hint",
         "index",
         "line",
@@ -142,7 +142,7 @@ class Item:
         self.line = line  # where that text starts in the whole input, for messages
         self.dash = dash  # the column of the item's ``-`` in the input
         self.dirty = source is None
-        self.head = True  # False: another object made from the one read (see textedit.render)
+        self.another = False  # another object made from the one its text is (see textedit.render)
         self._value: Any = None
         self._meta: tuple[str, str, str, str, dict[str, str]] | None = None
         self.problem: str | None = None  # why read() found it unusable; such an item must pass through untouched
@@ -177,9 +177,9 @@ class Item:
             return self.source
         node = self.node
         if self.source is not None and isinstance(node, MappingNode):
-            edited = textedit.render(_document_of(self.source, self.dash), node, another=not self.head)
+            edited = textedit.render(_document_of(self.source, self.dash), node, self.another)
             if edited is not None:
-                if not self.head:
+                if self.another:
                     gap = " " * (node.start_mark.column - self.dash - 1)
                     return " " * self.dash + "-" + gap + edited + "\n"
                 return edited[: self.dash] + "-" + edited[self.dash + 1 :]
@@ -545,25 +545,14 @@ def _flat_strings(row: dict[str, Any]) -> list[str] | None:
     return found
 
 
-_scalar_cache: dict[str, str] = {}
-
-
 def _scalar_texts(wanted: set[str]) -> dict[str, str]:
-    """How the emitter writes each text as a block value (plain or quoted), on one line each."""
-    new = sorted(wanted.difference(_scalar_cache))
-    if new:
-        written = yn.serialize(SequenceNode(yn.SEQ_TAG, [yn.text_node(t) for t in new], flow_style=False))
-        lines = written.split("\n")[: len(new)]
-        if len(lines) == len(new) and all(line.startswith("- ") for line in lines):
-            if len(_scalar_cache) < 100_000:
-                _scalar_cache.update(zip(new, (line[2:] for line in lines), strict=True))
-            else:
-                return {**_scalar_cache, **dict(zip(new, (line[2:] for line in lines), strict=True))}
-        else:  # not one line per text after all: write each on its own
-            for text in new:
-                value = yn.serialize(SequenceNode(yn.SEQ_TAG, [yn.text_node(text)], flow_style=False))
-                _scalar_cache[text] = value.rstrip("\n")[2:]
-    return _scalar_cache
+    """How the emitter writes each text as a block value (plain or quoted): one item per line of
+    one sequence, since none holds a line break and lines are never folded."""
+    texts = sorted(wanted)
+    written = yn.serialize(SequenceNode(yn.SEQ_TAG, [yn.text_node(t) for t in texts], flow_style=False))
+    lines = written.split("\n")[: len(texts)]
+    assert all(line.startswith("- ") for line in lines), "one line per text"
+    return dict(zip(texts, (line[2:] for line in lines), strict=True))
 
 
 def _write_row(row: dict[str, Any], texts: dict[str, str], depth: int, out: list[str]) -> None:

@@ -69,7 +69,7 @@ class Derived(records.Record):
         if self.text is None:
             return Item(self.node)
         item = Item(self.node, source=self.text[0], dash=self.text[1])
-        item.head = False
+        item.another = True
         item.touched()
         return item
 
@@ -132,7 +132,7 @@ def derive_runtime(
         info = effective[key].container
         requirements = clean_requirements(effective[key].requirements)
         pod: Node = node
-        for step in ("spec", "template", "spec", "replicatedJobs", info.job_index, *POD_CHAIN, info.container_list):
+        for step in ("spec", *JOB_CHAIN[1:], info.job_index, *POD_CHAIN, info.container_list):
             pod = child(pod, step)
         target = child(pod, info.index)
         assert isinstance(target, MappingNode)

@@ -233,13 +233,14 @@ class Memo:
         # say. A case without violations is reused for any TrainJob of the same shape, whatever
         # its managers are called (as long as they are valid): its effective resources remember
         # another TrainJob's managers, which only messages would show.
+        jobs = list(job_sites(trainjob))
+        written = (repr([s.resources for s in sites]), repr(per_node))
         shape = (
             id(entry),
             config.trainer_resources,
-            tuple(s.job for s in job_sites(trainjob)),
+            tuple(s.job for s in jobs),
             tuple((s.container_list, s.name, bool(s.patch.env)) for s in sites),
-            repr([s.resources for s in sites]),
-            repr(per_node),
+            *written,
         )
         clean = self.clean.get(shape)
         if clean is not None and self._valid_managers(managers):
@@ -248,13 +249,12 @@ class Memo:
             id(entry),  # entries live as long as this render
             config.trainer_resources,
             managers,
-            tuple((s.patch_index, s.job_index, s.job) for s in job_sites(trainjob)),
+            tuple((s.patch_index, s.job_index, s.job) for s in jobs),
             tuple(
                 (s.job_site.patch_index, s.job_site.job_index, s.container_list, s.index, s.name, bool(s.patch.env))
                 for s in sites
             ),
-            repr([s.resources for s in sites]),
-            repr(per_node),
+            *written,
         )
         found = self.validated.get(key)
         if found is None:

@@ -7,6 +7,7 @@ from typing import Any, Final
 
 from . import fieldpath
 from .models import ContainerPatch, TrainJob
+from .provenance import JOB_CHAIN, POD_CHAIN
 from .records import Record
 from .runtime_view import ContainerList
 
@@ -103,21 +104,7 @@ def container_sites(trainjob: TrainJob, raw: Mapping[str, Any]) -> Iterator[Cont
         )
         if pod is None:
             continue
-        raw_pod = _raw(
-            raw,
-            "spec",
-            "runtimePatches",
-            site.patch_index,
-            "trainingRuntimeSpec",
-            "template",
-            "spec",
-            "replicatedJobs",
-            site.job_index,
-            "template",
-            "spec",
-            "template",
-            "spec",
-        )
+        raw_pod = _raw(raw, "spec", "runtimePatches", site.patch_index, *JOB_CHAIN, site.job_index, *POD_CHAIN)
         lists: tuple[tuple[ContainerList, list[ContainerPatch] | None], ...] = (
             ("initContainers", pod.init_containers),
             ("containers", pod.containers),

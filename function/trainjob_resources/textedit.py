@@ -71,35 +71,12 @@ def copy(node: Node) -> Node:
     """A deep copy that keeps what ``node`` was read from (marks and read children), so that
     ``render`` can still write only what changes after. A tree with edits already gets a plain
     copy, which ``render`` declines (its caller serializes it)."""
-    readable = getattr(node, _ALL, None) is not None and all(_as_read(c) for c in [node, *getattr(node, _ALL)])
-    collections: list[CollectionNode] = []
-    copied = _copy_node(node, {}, collections if readable else None)
-    if readable:
-        setattr(copied, _ALL, [c for c in collections if c is not copied])
+    below = getattr(node, _ALL, None)
+    if below is None or not all(_as_read(c) for c in [node, *below]):
+        return yn.deep_copy(node)
+    copied = yn.deep_copy(node, keep_marks=True)
+    remember(copied)  # as read: the tree it copies was
     return copied
-
-
-def _copy_node(node: Node, memo: dict[int, Node], collections: list[CollectionNode] | None) -> Node:
-    # A module function, not a closure: a closure that calls itself is a reference cycle, and with
-    # gc off (as the CLI runs) it would keep every copied node alive.
-    known = memo.get(id(node))
-    if known is not None:
-        return known
-    out: Node
-    if isinstance(node, ScalarNode):
-        out = ScalarNode(node.tag, node.value, node.start_mark, node.end_mark, style=node.style)
-    elif isinstance(node, MappingNode):
-        pairs = [(_copy_node(k, memo, collections), _copy_node(v, memo, collections)) for k, v in node.value]
-        out = MappingNode(node.tag, pairs, node.start_mark, node.end_mark, flow_style=node.flow_style)
-    else:
-        assert isinstance(node, SequenceNode)
-        entries = [_copy_node(v, memo, collections) for v in node.value]
-        out = SequenceNode(node.tag, entries, node.start_mark, node.end_mark, flow_style=node.flow_style)
-    if collections is not None and isinstance(out, CollectionNode):
-        setattr(out, _READ, list(out.value))
-        collections.append(out)
-    memo[id(node)] = out
-    return out
 
 
 class Draft:
@@ -220,12 +197,10 @@ class _Writer:
     def content_end(self, node: Node) -> int:
         """Just after the last character of ``node``'s own text. A block collection's end mark is
         at the next token, past any comments, so its last child (as read) decides."""
-        while isinstance(node, CollectionNode) and not node.flow_style:
-            read = getattr(node, _READ, None)
-            if not read:
-                raise _Unsupported
-            node = read[-1][1] if isinstance(node, MappingNode) else read[-1]
-        return int(node.end_mark.index)
+        last = _last_read(node)
+        if isinstance(last, CollectionNode) and not last.flow_style:
+            raise _Unsupported  # a block collection read without children
+        return int(last.end_mark.index)
 
     def line_end(self, node: Node) -> int:
         """The end of the line where ``node``'s text ends: a comment there goes with it."""
@@ -424,30 +399,24 @@ _texts: dict[Any, str] = {}
 def _entry_text(child: Any, mapping: bool, column: int) -> str:
     """A new ``key: value`` pair or ``- item``, written at ``column`` (its first line goes where
     the caller is)."""
-    if mapping:
-        key, value = child
-        if isinstance(value, ScalarNode):  # the common case (annotations), keyed without a walk
-            signature = (key.value, key.style, value.tag, value.value, value.style)
-            text = _texts.get(signature)
-            if text is None:
-                fresh = ScalarNode(key.tag, key.value, style=key.style)
-                text = yn.serialize(MappingNode(yn.MAP_TAG, [(fresh, value)], flow_style=False))
-                if len(_texts) < 10_000:
-                    _texts[signature] = text
-            return _indent(text, column)
-        key = ScalarNode(key.tag, key.value, style=key.style)
-        wrapper: Node = MappingNode(yn.MAP_TAG, [(key, value)], flow_style=False)
-    else:
-        wrapper = SequenceNode(yn.SEQ_TAG, [child], flow_style=False)
-    return _indent(_serialized(wrapper), column)
+    if not mapping:
+        return _indent(_serialized(SequenceNode(yn.SEQ_TAG, [child], flow_style=False)), column)
+    key, value = child
+    fresh = ScalarNode(key.tag, key.value, style=key.style)
+    wrapper = MappingNode(yn.MAP_TAG, [(fresh, value)], flow_style=False)
+    flat = None  # the common case (annotations) is keyed without a walk
+    if isinstance(value, ScalarNode):
+        flat = (key.tag, key.value, key.style, value.tag, value.value, value.style)
+    return _indent(_serialized(wrapper, flat), column)
 
 
 def _flow_text(node: CollectionNode) -> str:
     return _serialized(node).rstrip("\n")
 
 
-def _serialized(node: Node) -> str:
-    signature = _signature(node)
+def _serialized(node: Node, signature: Any = None) -> str:
+    if signature is None:
+        signature = _signature(node)
     text = _texts.get(signature)
     if text is None:
         text = yn.serialize(node)

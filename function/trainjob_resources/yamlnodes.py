@@ -358,13 +358,12 @@ def _value(node: Node, constructor: _Constructor, memo: dict[int, Any]) -> Any:
             # Most keys and values are plain strings: read those without a call.
             if key.__class__ is ScalarNode and key.tag == STR_TAG:
                 name = key.value
-            elif isinstance(key, ScalarNode) and key.tag == MERGE_TAG:
-                merged = _merged(value, constructor, memo)
-                if merged is not None:
-                    mapping.update(merged)
-                    continue
-                name = _key(key, constructor, memo)
             else:
+                if isinstance(key, ScalarNode) and key.tag == MERGE_TAG:
+                    merged = _merged(value, constructor, memo)
+                    if merged is not None:
+                        mapping.update(merged)
+                        continue
                 name = _key(key, constructor, memo)
             if name not in own:  # a repeated key (an error of its own) reads as ``get`` reads it: the first
                 own[name] = (
@@ -494,27 +493,29 @@ def items_of(node: Node | None) -> Iterator[tuple[str, Node]]:
                 yield str(k.value), v
 
 
-def deep_copy(node: Node) -> Node:
-    """A copy that shares nothing with ``node`` (aliases become separate subtrees)."""
-    return _copy(node, {})
+def deep_copy(node: Node, keep_marks: bool = False) -> Node:
+    """A copy that shares nothing with ``node`` (aliases become separate subtrees); with
+    ``keep_marks``, each copied node keeps where its original was read."""
+    return _copy(node, {}, keep_marks)
 
 
-def _copy(node: Node, memo: dict[int, Node]) -> Node:
+def _copy(node: Node, memo: dict[int, Node], keep_marks: bool) -> Node:
     # A module function, not a closure: a closure that calls itself is a reference cycle, and with
     # gc off (as the CLI runs) it would keep every copied node alive.
     known = memo.get(id(node))
     if known is not None:
         return known
+    start, end = (node.start_mark, node.end_mark) if keep_marks else (None, None)
     out: Node
     if isinstance(node, ScalarNode):
-        out = ScalarNode(node.tag, node.value, style=node.style)
+        out = ScalarNode(node.tag, node.value, start, end, style=node.style)
     elif isinstance(node, MappingNode):
-        out = MappingNode(
-            node.tag, [(_copy(k, memo), _copy(v, memo)) for k, v in node.value], flow_style=node.flow_style
-        )
+        pairs = [(_copy(k, memo, keep_marks), _copy(v, memo, keep_marks)) for k, v in node.value]
+        out = MappingNode(node.tag, pairs, start, end, flow_style=node.flow_style)
     else:
         assert isinstance(node, SequenceNode)
-        out = SequenceNode(node.tag, [_copy(v, memo) for v in node.value], flow_style=node.flow_style)
+        entries = [_copy(v, memo, keep_marks) for v in node.value]
+        out = SequenceNode(node.tag, entries, start, end, flow_style=node.flow_style)
     memo[id(node)] = out
     return out
 

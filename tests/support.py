@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,14 @@ import yaml
 from tests.goldens import run_function
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "kubeflow-trainer"
+
+
+def kubectl_patch(kubectl: str, obj: Any, patch: Any, path: Path) -> Any:
+    """``obj`` after ``kubectl patch --local --type strategic`` with ``patch`` (written to ``path`` first):
+    Kubernetes' own strategic merge, the oracle of the merge tests."""
+    path.write_text(json.dumps(obj))
+    command = [kubectl, "patch", "--local", "-f", str(path), "--type", "strategic", "-p", json.dumps(patch)]
+    return json.loads(subprocess.run([*command, "-o", "json"], check=True, capture_output=True, text=True).stdout)
 
 
 @dataclass

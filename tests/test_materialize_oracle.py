@@ -3,8 +3,6 @@ merge (``kubectl patch --local --type strategic``) computes from the same runtim
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +11,7 @@ import yaml
 from trainjob_resources.quantity import parse_quantity
 
 from tests.crd_schema import problems
-from tests.support import container_of, container_patch, load_shared, pod_spec_of, render, trainjob
+from tests.support import container_of, container_patch, kubectl_patch, load_shared, pod_spec_of, render, trainjob
 
 FIXTURE = Path(__file__).parent / "testdata" / "success" / "sidecar-init-and-container" / "input.yaml"
 
@@ -41,15 +39,7 @@ def kubectl_pod(kubectl: str, runtime: dict[str, Any], job: str, patches: list[d
         for rjob in patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]:
             if rjob["name"] != job:
                 continue
-            path.write_text(yaml.safe_dump(pod))
-            body = json.dumps({"spec": rjob["template"]["spec"]["template"]["spec"]})
-            out = subprocess.run(
-                [kubectl, "patch", "--local", "-f", str(path), "--type", "strategic", "-p", body, "-o", "json"],
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout
-            pod = json.loads(out)
+            pod = kubectl_patch(kubectl, pod, {"spec": rjob["template"]["spec"]["template"]["spec"]}, path)
     return pod
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
 from typing import Any
 
 import pytest
-import yaml
 from trainjob_resources.merge import compose_patches, merge_requirements
+
+from tests.support import kubectl_patch
 
 CASES: list[tuple[str, dict[str, Any] | None, list[dict[str, Any]], dict[str, Any]]] = [
     (
@@ -91,15 +90,7 @@ def kubectl_merge(kubectl: str, runtime: dict[str, Any] | None, patches: list[di
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [container]}}
     path = tmp_path / "pod.yaml"
     for patch in patches:
-        path.write_text(yaml.safe_dump(pod))
-        body = json.dumps({"spec": {"containers": [{"name": "sidecar", "resources": patch}]}})
-        out = subprocess.run(
-            [kubectl, "patch", "--local", "-f", str(path), "--type", "strategic", "-p", body, "-o", "json"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        pod = json.loads(out)
+        pod = kubectl_patch(kubectl, pod, {"spec": {"containers": [{"name": "sidecar", "resources": patch}]}}, path)
     return pod["spec"]["containers"][0].get("resources", {})
 
 

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -29,7 +28,7 @@ from trainjob_resources.provenance import DERIVED_FROM
 
 from tests.goldens import run_function
 from tests.hostile import CONFIG_MAP, HEADER, RUNTIME, assert_sane, bundle, load, trainjob_value, trainjob_yaml
-from tests.support import trainer_runtime
+from tests.support import kubectl_patch, trainer_runtime
 
 settings.register_profile(
     "default", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -79,15 +78,7 @@ def kubectl_batch(kubectl: str, examples: list[tuple[dict[str, Any], list[dict[s
             for i, (_, patches) in enumerate(examples)
             if step < len(patches)
         ]
-        path.write_text(json.dumps(pod))
-        body = json.dumps({"spec": {"containers": entries}})
-        out = subprocess.run(
-            [kubectl, "patch", "--local", "-f", str(path), "--type", "strategic", "-p", body, "-o", "json"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        pod = json.loads(out)
+        pod = kubectl_patch(kubectl, pod, {"spec": {"containers": entries}}, path)
     by_name = {c["name"]: c.get("resources") or {} for c in pod["spec"]["containers"]}
     return [by_name[f"c{i}"] for i in range(len(examples))]
 

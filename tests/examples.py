@@ -32,6 +32,8 @@ VENV_BIN = Path(sys.executable).parent
 WRAPPER = "run-trainjob-resources"
 
 KUSTOMIZE_BUILDS = {"exec-data-loader": ".", "overlay-multi": "overlays/prod", "container": "."}
+# Further overlays of an example, each with its golden beside its kustomization (expected.yaml).
+OVERLAY_BUILDS = {"overlay-multi": ("overlays/team-a",)}
 EXEC_EXAMPLES = ("exec-data-loader", "overlay-multi")
 KPT_PACKAGE = EXAMPLES / "kpt" / "package"
 CMP = EXAMPLES / "argocd-cmp"
@@ -119,9 +121,14 @@ def write_docker_shim(bin_dir: Path, log: Path) -> None:
     shim.chmod(0o755)
 
 
-def kubectl_build(kubectl: str, example: str, work: Path) -> str:
-    """``kubectl kustomize --enable-alpha-plugins`` on a copy of the example, exec functions run
-    through the container runtime; fails unless the function really ran."""
+def overlay_builds() -> list[tuple[str, str]]:
+    return [(example, build) for example, builds in OVERLAY_BUILDS.items() for build in builds]
+
+
+def kubectl_build(kubectl: str, example: str, work: Path, build: str | None = None) -> str:
+    """``kubectl kustomize --enable-alpha-plugins`` on a copy of the example (its ``build`` folder,
+    by default the one of KUSTOMIZE_BUILDS), exec functions run through the container runtime;
+    fails unless the function really ran."""
     copy = work / example
     shutil.copytree(EXAMPLES / example, copy)
     for config in copy.rglob("*.yaml"):
@@ -132,7 +139,7 @@ def kubectl_build(kubectl: str, example: str, work: Path) -> str:
     write_docker_shim(work / "bin", log)
     env = {**os.environ, "PATH": f"{work / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
     done = subprocess.run(
-        [kubectl, "kustomize", "--enable-alpha-plugins", str(copy / KUSTOMIZE_BUILDS[example])],
+        [kubectl, "kustomize", "--enable-alpha-plugins", str(copy / (build or KUSTOMIZE_BUILDS[example]))],
         capture_output=True,
         text=True,
         env=env,
@@ -280,6 +287,10 @@ def regenerate(kubectl: str, kpt: str) -> list[Path]:
         for index, example in enumerate(KUSTOMIZE_BUILDS):
             target = EXAMPLES / example / "expected.yaml"
             target.write_text(kubectl_build(kubectl, example, work / str(index)))
+            written.append(target)
+        for index, (example, build) in enumerate(overlay_builds()):
+            target = EXAMPLES / example / build / "expected.yaml"
+            target.write_text(kubectl_build(kubectl, example, work / f"overlay-{index}", build))
             written.append(target)
         target = EXAMPLES / "kpt" / "expected.yaml"
         target.write_text(kpt_unwrapped(kpt, work / "kpt"))

@@ -35,6 +35,7 @@ from tests.examples import (
     kubectl_build,
     kustomize_exec_build,
     load,
+    overlay_builds,
     to_container,
 )
 
@@ -50,6 +51,25 @@ def test_kustomize_example_matches_its_golden(kubectl: str, example: str, tmp_pa
     out = kubectl_build(kubectl, example, tmp_path)
     assert out == expected(example)
     assert_rendered(documents(out))
+
+
+@pytest.mark.parametrize(("example", "build"), overlay_builds())
+def test_overlay_matches_its_golden(kubectl: str, example: str, build: str, tmp_path: Path) -> None:
+    out = kubectl_build(kubectl, example, tmp_path, build)
+    assert out == (EXAMPLES / example / build / "expected.yaml").read_text()
+    assert_rendered(documents(out))
+
+
+def test_the_name_prefix_overlay_points_trainjobs_at_the_renamed_runtimes() -> None:
+    """kustomize renames the runtime but not spec.runtimeRef.name; the function follows previousNames."""
+    objects = documents((EXAMPLES / "overlay-multi" / "overlays" / "team-a" / "expected.yaml").read_text())
+    trainjobs = {o["metadata"]["name"]: o for o in assert_rendered(objects)}
+    assert set(trainjobs) == {f"team-a-{n}" for n in ("llama-pretrain", "llama-finetune", "llama-eval", "smoke-test")}
+    assert trainjobs["team-a-smoke-test"]["spec"]["runtimeRef"]["name"] == "team-a-torch-data-pipeline"
+    for name in ("team-a-llama-pretrain", "team-a-llama-finetune"):
+        assert trainjobs[name]["spec"]["runtimeRef"]["name"].startswith("team-a-torch-data-pipeline-")
+    for obj in objects:
+        assert not any("previousNames" in key for key in obj["metadata"].get("annotations") or {})
 
 
 @pytest.mark.parametrize("example", EXEC_EXAMPLES)

@@ -1,7 +1,14 @@
-"""The bundle's runtimes, indexed once, and the resolution of a TrainJob's ``spec.runtimeRef``."""
+"""The bundle's runtimes, indexed once, and the resolution of a TrainJob's ``spec.runtimeRef``.
+
+A runtime renamed by kustomize (``namePrefix``, ``nameSuffix``) is found by the names it had:
+kustomize fixes name references only after every transformer ran, this function included, and it
+records each object's earlier names in ``internal.config.kubernetes.io/previousNames`` (older
+releases: ``config.kubernetes.io/previousNames``), a comma-separated list.
+"""
 
 from __future__ import annotations
 
+import difflib
 from typing import Final
 
 from .krm import Item
@@ -16,7 +23,7 @@ from .models import (
 from .provenance import DERIVED_FROM
 from .records import MutableRecord, Record
 from .runtime_view import JobInfo, RuntimeSpec, jobs_of, parse_runtime
-from .violations import Violation
+from .violations import Severity, Violation
 
 Identity = tuple[str, str, str]  # kind, namespace, name
 
@@ -29,6 +36,24 @@ def identity_of(item: Item) -> Identity:
 
 
 NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
+PREVIOUS_NAMES = ("internal.config.kubernetes.io/previousNames", "config.kubernetes.io/previousNames")
+PREVIOUS_KINDS = ("internal.config.kubernetes.io/previousKinds", "config.kubernetes.io/previousKinds")
+# How a team supplies a runtime the platform installs in the cluster (the same words everywhere).
+SUPPLY_RUNTIME = (
+    "add it to the kustomization or package; for a runtime installed in the cluster, add a copy annotated "
+    'config.kubernetes.io/local-config: "true" (read, never emitted), or pass one to '
+    "`trainjob-resources render` or `explain` with --runtimes PATH"
+)
+
+
+def previous_names(item: Item) -> list[str]:
+    """The names kustomize renamed ``item`` from, of its own kind (earliest first)."""
+    for key, kinds_key in zip(PREVIOUS_NAMES, PREVIOUS_KINDS, strict=True):
+        names = item.annotation(key)
+        if names:
+            kinds = (item.annotation(kinds_key) or "").split(",")
+            return [n for i, n in enumerate(names.split(",")) if n and (i >= len(kinds) or kinds[i] in ("", item.kind))]
+    return []
 
 
 class RuntimeEntry(MutableRecord):
@@ -52,7 +77,7 @@ class RuntimeEntry(MutableRecord):
 
 
 class Bundle(MutableRecord):
-    __slots__ = ("_namespace_policy", "derived", "names", "runtimes", "trainjobs")
+    __slots__ = ("_namespace_policy", "_previous", "derived", "names", "runtimes", "trainjobs")
 
     def __init__(
         self,
@@ -66,6 +91,18 @@ class Bundle(MutableRecord):
         self.trainjobs = [] if trainjobs is None else trainjobs
         self.names = {} if names is None else names
         self._namespace_policy: dict[tuple[str, str], list[Item]] | None = None
+        self._previous: dict[Identity, list[RuntimeEntry]] | None = None
+
+    def renamed(self, identity: Identity) -> list[RuntimeEntry]:
+        """The runtimes that were called ``identity`` before kustomize renamed them (indexed on first use)."""
+        if self._previous is None:
+            found: dict[Identity, list[RuntimeEntry]] = {}
+            for (kind, namespace, name), entry in self.runtimes.items():
+                for old in dict.fromkeys(previous_names(entry.item)):
+                    if old != name:
+                        found.setdefault((kind, namespace, old), []).append(entry)
+            self._previous = found
+        return self._previous.get(identity, [])
 
     def namespace_policy(self, kind: str, namespace: str) -> list[Item]:
         """The v1 LimitRanges or ResourceQuotas of ``namespace`` in the bundle, by name (indexed on first use)."""
@@ -104,15 +141,25 @@ def index(items: list[Item]) -> Bundle:
 
 
 class Resolution(Record):
-    __slots__ = ("entry", "violation")
+    __slots__ = ("absent", "entry", "renamed", "violation")
 
-    def __init__(self, entry: RuntimeEntry | None, violation: Violation | None = None) -> None:
+    def __init__(
+        self,
+        entry: RuntimeEntry | None,
+        violation: Violation | None = None,
+        renamed: bool = False,
+        absent: bool = False,
+    ) -> None:
         self.entry: Final = entry
         self.violation: Final = violation
+        self.renamed: Final = renamed  # found by a name kustomize renamed it from: the ref needs its new name
+        self.absent: Final = absent  # not in the bundle at all: the cluster may have it
 
 
-def resolve(bundle: Bundle, ref: RuntimeRef, namespace: str) -> Resolution:
-    """The runtime a TrainJob in ``namespace`` names, or why it cannot be used."""
+def resolve(bundle: Bundle, ref: RuntimeRef, namespace: str, overrides: bool = True) -> Resolution:
+    """The runtime a TrainJob in ``namespace`` names, or why it cannot be used. A TrainJob without
+    ``overrides`` (no resources in its patches) needs its runtime for nothing but checks: when the
+    runtime is not in the bundle the violation is an info (the cluster may well have it)."""
     group = ref.api_group or TRAINER_GROUP
     kind = ref.kind or CLUSTER_RUNTIME_KIND
     if group != TRAINER_GROUP:
@@ -138,29 +185,60 @@ def resolve(bundle: Bundle, ref: RuntimeRef, namespace: str) -> Resolution:
     entry = bundle.runtimes.get((kind, where, ref.name))
     if entry is not None:
         return Resolution(entry)
+    renamed = bundle.renamed((kind, where, ref.name))
+    if len(renamed) == 1:
+        return Resolution(renamed[0], renamed=True)
+    if renamed:
+        names = ", ".join(repr(e.item.name) for e in renamed)
+        return Resolution(
+            None,
+            Violation(
+                "spec.runtimeRef.name",
+                f"{kind} {ref.name!r} was renamed by kustomize to several runtimes ({names}): "
+                "set runtimeRef.name to the one this TrainJob uses",
+                current_value=ref.name,
+            ),
+        )
     if kind == NAMESPACED_RUNTIME_KIND:
         elsewhere = sorted(ns for (k, ns, n) in bundle.runtimes if k == kind and n == ref.name)
         if elsewhere:
             return Resolution(
                 None,
                 Violation(
-                    "spec.runtimeRef",
+                    "spec.runtimeRef.name",
                     f"TrainingRuntime {ref.name!r} is in namespace {', '.join(repr(n) for n in elsewhere)}, "
                     f"but a TrainingRuntime must be in the TrainJob's namespace {namespace or '(none)'!r}",
+                    "error" if overrides else "warning",
                     current_value=ref.name,
                 ),
             )
     other = NAMESPACED_RUNTIME_KIND if kind == CLUSTER_RUNTIME_KIND else CLUSTER_RUNTIME_KIND
-    hint = ""
+    hints = ""
     if any(k == other and n == ref.name for (k, _, n) in bundle.runtimes):
-        hint = f"; a {other} of that name exists: set runtimeRef.kind: {other}"
+        hints += f" A {other} of that name exists: set runtimeRef.kind: {other}."
+    close = _close_name(bundle, kind, where, ref.name)
+    if close is not None:
+        hints += f" Did you mean {close!r}?"
     scope = "" if kind == CLUSTER_RUNTIME_KIND else f" in namespace {namespace or '(none)'!r}"
-    return Resolution(
-        None,
-        Violation(
-            "spec.runtimeRef",
-            f"{kind} {ref.name!r}{scope} is not in the bundle: it cannot be validated or materialized "
-            f"(add it to the kustomization or package){hint}",
-            current_value=ref.name,
-        ),
+    missing = f"{kind} {ref.name!r}{scope} is not in the bundle"
+    if not overrides:
+        # A near miss is most likely a typo the cluster would reject too: say so louder than an info.
+        severity: Severity = "warning" if close is not None else "info"
+        message = (
+            f"{missing}.{hints} The TrainJob sets no resources, so it is passed through unchanged, but its "
+            f"runtimePatches could not be checked against the runtime (to check them, {SUPPLY_RUNTIME})"
+        )
+        violation = Violation("spec.runtimeRef.name", message, severity, ref.name, close)
+        return Resolution(None, violation, absent=True)
+    message = (
+        f"{missing}, and the TrainJob's runtimePatches set resources, which need the runtime to be "
+        f"validated and materialized.{hints} To supply it, {SUPPLY_RUNTIME}"
     )
+    return Resolution(None, Violation("spec.runtimeRef.name", message, "error", ref.name, close), absent=True)
+
+
+def _close_name(bundle: Bundle, kind: str, namespace: str, name: str) -> str | None:
+    """The runtime name of ``kind`` (in ``namespace``) closest to a misspelled ``name``, if one is close."""
+    names = sorted({n for (k, ns, n) in bundle.runtimes if k == kind and ns == namespace})
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+    return close[0] if close else None

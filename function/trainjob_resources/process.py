@@ -149,14 +149,18 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
         violations.append(Violation("metadata.name", "a TrainJob needs a name (metadata.name)"))
     if trainjob is None or violations:
         return Outcome(violations)
-    resolution = resolve(bundle, trainjob.spec.runtime_ref, item.namespace)
+    sites = list(container_sites(trainjob, raw))
+    overrides = any(s.resources is not None for s in sites)
+    resolution = resolve(bundle, trainjob.spec.runtime_ref, item.namespace, overrides)
     if resolution.entry is None:
         assert resolution.violation is not None
         return Outcome([resolution.violation])
     entry = resolution.entry
     if entry.model is None:
         return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
-    sites = list(container_sites(trainjob, raw))
+    if resolution.renamed:
+        work = work if work is not None else _copy(item.node)
+        raw = _rename_ref(work, raw, entry.item.name)
     per_node = resources_per_node(trainjob)
     memo = memo or Memo()
     found, effective = memo.validate(trainjob, per_node, entry, sites, config)
@@ -165,8 +169,11 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
         outcome.violations += memo.evaluate(trainjob, per_node, item.namespace, entry, sites, bundle, config)
     if outcome.failed or config.mode == "native":
         return outcome
-    if not any(s.resources is not None for s in sites):
-        if work is not None:
+    if not overrides:
+        if resolution.renamed:
+            outcome.node = work
+            outcome.changes.append(f"runtimeRef.name set to {entry.item.name!r}, the runtime's name after kustomize")
+        elif work is not None:
             outcome.node = work
             outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
         return outcome
@@ -386,6 +393,16 @@ def _materialize(
         outcome.changes.insert(0, f"runtime {entry.display} materialized as {derived.kind} {where}{derived.name}")
         outcome.changes += described
     outcome.node = work
+
+
+def _rename_ref(work: MappingNode, raw: Any, name: str) -> Any:
+    """Point the TrainJob's runtimeRef at the name kustomize gave its runtime; ``raw`` with that
+    name (what provenance records as the ref written), leaving the item's own value alone."""
+    ref = yn.get_path(work, "spec", "runtimeRef")
+    assert isinstance(ref, MappingNode)
+    yn.set_key(ref, "name", yn.str_node(name))
+    spec = raw["spec"]
+    return {**raw, "spec": {**spec, "runtimeRef": {**spec["runtimeRef"], "name": name}}}
 
 
 def _copy(node: Node) -> MappingNode:

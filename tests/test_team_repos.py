@@ -1,0 +1,113 @@
+"""Team repositories as they are: runtimes the platform installs in the cluster, runtimes renamed
+by kustomize, misspelled runtime names."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from tests.support import container_patch, render, trainer_runtime, trainjob
+
+SIDECAR = {"name": "data-loader", "image": "loader", "restartPolicy": "Always"}
+SIDECAR["resources"] = {"limits": {"memory": "8Gi"}}
+BIGGER = {"name": "data-loader", "resources": {"limits": {"memory": "64Gi"}, "requests": {"memory": "64Gi"}}}
+LOCAL_CONFIG = {"config.kubernetes.io/local-config": "true"}
+
+
+def sized(name: str = "sized", runtime: str = "torch") -> dict[str, Any]:
+    return trainjob(name, runtime, [container_patch("node", "initContainers", BIGGER)])
+
+
+def plain(name: str = "plain", runtime: str = "torch") -> dict[str, Any]:
+    env = {"name": "data-loader", "env": [{"name": "SHARDS", "value": "8"}]}
+    return trainjob(name, runtime, [container_patch("node", "initContainers", env)])
+
+
+def renamed(runtime: dict[str, Any], new_name: str, key: str = "internal.config.kubernetes.io/previousNames") -> Any:
+    """``runtime`` as kustomize's namePrefix leaves it: a new name, the old ones recorded."""
+    out = copy.deepcopy(runtime)
+    old = out["metadata"]["name"]
+    out["metadata"]["name"] = new_name
+    kinds = f"{out['kind']},{out['kind']}"
+    out["metadata"]["annotations"] = {key: f"{old},{old}", key.replace("Names", "Kinds"): kinds}
+    return out
+
+
+def test_a_trainjob_without_resources_passes_through_when_its_runtime_is_in_the_cluster() -> None:
+    job = plain()
+    rendered = render([job])
+    assert rendered.code == 0
+    assert rendered.items == [job]
+    (result,) = rendered.results
+    assert result["severity"] == "info"
+    assert "is not in the bundle" in result["message"] and "passed through unchanged" in result["message"]
+    assert result["field"] == {"path": "spec.runtimeRef.name", "currentValue": "torch"}
+
+
+def test_a_trainjob_with_resources_still_needs_its_runtime_and_is_told_how_to_supply_it() -> None:
+    job = sized()
+    rendered = render([job, plain()])
+    assert rendered.code == 1
+    assert job in rendered.items
+    (error,) = rendered.errors()
+    for way in ("kustomization or package", 'config.kubernetes.io/local-config: "true"', "--runtimes PATH"):
+        assert way in error["message"]
+
+
+def test_a_local_config_runtime_is_read_and_the_derived_runtime_is_not_local_config() -> None:
+    runtime = trainer_runtime("torch", [SIDECAR])
+    runtime["metadata"]["annotations"] = dict(LOCAL_CONFIG)
+    rendered = render([runtime, sized()])
+    assert rendered.code == 0, rendered.errors()
+    derived = [o for o in rendered.items if o["kind"] == "TrainingRuntime"]
+    assert len(derived) == 1
+    assert "config.kubernetes.io/local-config" not in derived[0]["metadata"].get("annotations", {})
+    assert runtime in rendered.items, "the reference runtime passes through, still local-config"
+
+
+def test_a_misspelled_runtime_name_gets_a_did_you_mean() -> None:
+    runtime = trainer_runtime("torch-distributed", [SIDECAR])
+    with_resources = render([runtime, sized(runtime="torch-distrbuted")])
+    assert "Did you mean 'torch-distributed'?" in with_resources.errors()[0]["message"]
+    without = render([runtime, plain(runtime="torch-distrbuted")])
+    assert without.code == 0
+    (warning,) = [r for r in without.results if r["severity"] == "warning"]
+    assert "Did you mean 'torch-distributed'?" in warning["message"]
+    unrelated = render([runtime, sized(runtime="jax")])
+    assert "Did you mean" not in unrelated.errors()[0]["message"]
+
+
+def test_a_runtime_renamed_by_kustomize_is_found_by_its_previous_name_and_the_ref_follows() -> None:
+    runtime = renamed(trainer_runtime("torch", [SIDECAR]), "team-a-torch")
+    rendered = render([runtime, sized(), plain()])
+    assert rendered.code == 0, rendered.errors()
+    jobs = {o["metadata"]["name"]: o for o in rendered.items if o["kind"] == "TrainJob"}
+    assert jobs["plain"]["spec"]["runtimeRef"]["name"] == "team-a-torch"
+    assert jobs["sized"]["spec"]["runtimeRef"]["name"].startswith("team-a-torch-")
+    derived = [o for o in rendered.items if o["kind"] == "TrainingRuntime"]
+    assert [d["metadata"]["name"] for d in derived] == [jobs["sized"]["spec"]["runtimeRef"]["name"]]
+    recorded = jobs["sized"]["metadata"]["annotations"]["trainjob-resources.kubeflow.org/runtime-ref"]
+    assert '"name":"team-a-torch"' in recorded, "a re-render resolves the new name directly"
+
+
+def test_the_legacy_previous_names_annotation_works_too() -> None:
+    runtime = renamed(trainer_runtime("torch", [SIDECAR]), "torch-v2", "config.kubernetes.io/previousNames")
+    rendered = render([runtime, plain()])
+    assert rendered.code == 0
+    (job,) = [o for o in rendered.items if o["kind"] == "TrainJob"]
+    assert job["spec"]["runtimeRef"]["name"] == "torch-v2"
+
+
+def test_a_name_kustomize_gave_two_runtimes_is_ambiguous() -> None:
+    base = trainer_runtime("torch", [SIDECAR])
+    rendered = render([renamed(base, "a-torch"), renamed(base, "b-torch"), sized()])
+    assert rendered.code == 1
+    assert "renamed by kustomize to several runtimes ('a-torch', 'b-torch')" in rendered.errors()[0]["message"]
+
+
+def test_a_previous_name_of_another_kind_does_not_count() -> None:
+    runtime = renamed(trainer_runtime("torch", [SIDECAR]), "team-a-torch")
+    runtime["metadata"]["annotations"]["internal.config.kubernetes.io/previousKinds"] = "ConfigMap,ConfigMap"
+    rendered = render([runtime, sized()])
+    assert rendered.code == 1
+    assert "is not in the bundle" in rendered.errors()[0]["message"]

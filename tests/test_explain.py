@@ -280,7 +280,7 @@ def test_bad_input_is_a_message(
     config.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {maxPerContainer: 'memory=lots'}\n")
     code, out, err = run([str(DATA_LOADER), "--config", str(config)], capsys, monkeypatch)
     assert code == 1
-    assert "data.maxPerContainer.memory: functionConfig: not a quantity" in err
+    assert "data.maxPerContainer.memory: functionConfig: 'lots' is not a quantity" in err
     with pytest.raises(SystemExit) as exit_info:
         explain_cli.main(["--format", "xml"])
     assert exit_info.value.code == 2

@@ -282,7 +282,13 @@ CASES = [
     Case("quantity exponent of 12 digits", lambda: with_memory("'1e999999999999'"), None, ""),
     Case("quantity of 10,000 decimals", lambda: with_memory("'0." + "1" * 10_000 + "'"), None, ""),
     Case("quantity true", lambda: with_memory("true"), 1, "must be a string or number", items_back=True),
-    Case("!!binary quantity", lambda: with_memory("!!binary aGVsbG8="), 1, "quantities must match", items_back=True),
+    Case(
+        "!!binary quantity",
+        lambda: with_memory("!!binary aGVsbG8="),
+        1,
+        "not a quantity: a quantity is",
+        items_back=True,
+    ),
     Case(
         "!!python/object/apply quantity",
         lambda: with_memory("!!python/object/apply:os.system ['exit 3']"),

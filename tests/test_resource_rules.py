@@ -6,10 +6,11 @@ import copy
 from typing import Any
 
 import pytest
-from trainjob_resources.quantity import FORMAT_ERROR, SUFFIX_ERROR
+from trainjob_resources.quantity import GRAMMAR
 from trainjob_resources.resource_rules import default_requests, validate_resource_name, validate_resource_requirements
 
 R = "spec.containers[0].resources"
+X = "\N{MULTIPLICATION SIGN}"
 QNAME = (
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
     "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
@@ -116,19 +117,47 @@ CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, object, object]]]] =
     (
         "unparseable quantity, case of a binary suffix",
         {"limits": {"memory": "1gi"}},
-        [(f"{R}.limits.memory", FORMAT_ERROR, "1gi", "1Gi")],
+        [(f"{R}.limits.memory", f"'1gi' is not a quantity: did you mean 1Gi (= 1{X}2³⁰)?", "1gi", "1Gi")],
     ),
     (
         "unparseable quantity, bytes unit",
         {"limits": {"memory": "8GiB"}},
-        [(f"{R}.limits.memory", FORMAT_ERROR, "8GiB", "8Gi")],
+        [(f"{R}.limits.memory", f"'8GiB' is not a quantity: did you mean 8Gi (= 8{X}2³⁰)?", "8GiB", "8Gi")],
     ),
     (
         "unparseable quantity, whitespace",
         {"requests": {"cpu": " 1"}},
-        [(f"{R}.requests.cpu", FORMAT_ERROR, " 1", "1")],
+        [(f"{R}.requests.cpu", "' 1' is not a quantity: did you mean 1?", " 1", "1")],
     ),
-    ("unknown suffix", {"limits": {"memory": "1ki"}}, [(f"{R}.limits.memory", SUFFIX_ERROR, "1ki", "1Ki")]),
+    (
+        "unknown suffix",
+        {"limits": {"memory": "1ki"}},
+        [(f"{R}.limits.memory", f"'1ki' is not a quantity: did you mean 1Ki (= 1{X}2¹⁰)?", "1ki", "1Ki")],
+    ),
+    (
+        "bytes written as a decimal unit: both meanings offered",
+        {"limits": {"memory": "64GB"}},
+        [
+            (
+                f"{R}.limits.memory",
+                f"'64GB' is not a quantity: did you mean 64G (= 64{X}10⁹) or 64Gi (= 64{X}2³⁰)?",
+                "64GB",
+                "64G",
+            )
+        ],
+    ),
+    (
+        "cpu in cores",
+        {"requests": {"cpu": "2 cores"}},
+        [
+            (
+                f"{R}.requests.cpu",
+                f"'2 cores' is not a quantity: did you mean 2 or 2000m (= 2000{X}10⁻³)?",
+                "2 cores",
+                "2",
+            )
+        ],
+    ),
     (
         "not a string or number",
         {"limits": {"memory": True}},
@@ -239,7 +268,7 @@ CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, object, object]]]] =
             "claims": [{}],
         },
         [
-            (f"{R}.limits.cpu", FORMAT_ERROR, "x", None),
+            (f"{R}.limits.cpu", f"'x' is not a quantity: {GRAMMAR}", "x", None),
             (f"{R}.limits[{GPU}]", "must be an integer", "1.5", None),
             (f"{R}.requests.memory", "must be less than or equal to memory limit of 8Gi", "9Gi", "8Gi"),
             (f"{R}.limits[example.com/fpga]", "Limit must be set for non overcommitable resources", None, "1"),

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
 from . import fieldpath
-from .quantity import QuantityError, parse_quantity
+from .quantity import QuantityError, invalid, parse_quantity
 from .violations import Violation
 
 CONFIG_API_VERSION = "fn.trainjob-resources.io/v1alpha1"
@@ -116,9 +116,8 @@ def _decode_policy_options(data: dict[str, Any], prefix: str) -> tuple[dict[str,
             try:
                 quantity = parse_quantity(raw)
             except QuantityError as err:
-                violations.append(
-                    Violation(fieldpath.child(path, str(name)), f"not a quantity: {err}", current_value=raw)
-                )
+                message, fix = invalid(raw, err)
+                violations.append(Violation(fieldpath.child(path, str(name)), message, "error", raw, fix))
                 continue
             if quantity.is_negative():
                 violations.append(

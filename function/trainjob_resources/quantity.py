@@ -13,6 +13,7 @@ API server run it, quirks included, because a canonical form that differs from K
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal
 from typing import Final, Literal
 
@@ -416,3 +417,80 @@ def _to_digits(n: int) -> str:
 
 def _signed_digits(n: int) -> str:
     return ("-" if n < 0 else "") + _to_digits(abs(n))
+
+
+# What users write instead of a quantity, and what they mean: a fix to propose (see ``invalid``).
+_SPELLING = re.compile(r"\s*([+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+))\s*([A-Za-z]*)\s*")
+_CPU_WORDS = frozenset({"core", "cores", "cpu", "cpus", "vcpu", "vcpus"})
+_BYTE_WORDS = frozenset({"b", "byte", "bytes"})
+_TIMES = "\N{MULTIPLICATION SIGN}"
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+GRAMMAR = (
+    "a quantity is a number with an optional suffix: m, k, M, G, T, P, E (powers of 10) "
+    "or Ki, Mi, Gi, Ti, Pi, Ei (powers of 2), e.g. 500m, 2, 512Mi, 64Gi"
+)
+
+
+def suggestions(raw: object) -> list[str]:
+    """The valid quantities a string that is not one most likely means, nearest first:
+    ``64GB`` -> 64G, 64Gi; ``2 cores`` -> 2, 2000m; ``1gi`` -> 1Gi; ``1,5`` -> 1.5; `` 1`` -> 1."""
+    if not isinstance(raw, str):
+        return []
+    match = _SPELLING.fullmatch(raw)
+    if match is None:
+        return []
+    number, unit = match.group(1).replace(",", "."), match.group(2)
+    lower = unit.lower()
+    candidates: list[str] = []
+    if lower in _CPU_WORDS:
+        candidates.append(number)
+        milli = Decimal(number) * 1000
+        if milli == milli.to_integral_value():
+            candidates.append(f"{int(milli)}m")
+    elif lower in _BYTE_WORDS:
+        candidates.append(number)
+    else:
+        bytes_unit = lower.endswith("b") and len(unit) > 1
+        stem = unit[:-1] if bytes_unit else unit
+        letter, binary = stem[:1], stem[1:].lower() == "i"
+        if stem == "m" and not bytes_unit:  # "100 m": milli; "512mb" is mega, below
+            candidates.append(number + "m")
+        elif len(stem) <= 2 and (len(stem) == 1 or binary) and letter.lower() in "kmgtpe":
+            if not binary:
+                candidates.append(number + ("k" if letter.lower() == "k" else letter.upper()))
+            candidates.append(number + letter.upper() + "i")
+        else:
+            candidates.append(number + unit)
+    out: list[str] = []
+    for candidate in candidates:
+        if candidate != raw and candidate not in out:
+            try:
+                parse_quantity(candidate)
+            except QuantityError:
+                continue
+            out.append(candidate)
+    return out
+
+
+def meaning(text: str) -> str:
+    """``64Gi`` -> 64 times 2 to the 30th, written with a multiplication sign and superscripts;
+    ``2000m`` -> 2000 times 10 to the -3rd; a plain number is itself."""
+    for suffix, power in _BINARY_SUFFIXES.items():
+        if text.endswith(suffix):
+            return f"{text[: -len(suffix)]}{_TIMES}2{str(power).translate(_SUPERSCRIPT)}"
+    suffix = text[-1:]
+    if suffix in _DECIMAL_SUFFIXES and suffix:
+        return f"{text[:-1]}{_TIMES}10{str(_DECIMAL_SUFFIXES[suffix]).translate(_SUPERSCRIPT)}"
+    return text
+
+
+def invalid(raw: object, error: QuantityError) -> tuple[str, str | None]:
+    """The message for a value that is not a quantity (the value, and the fix where one is likely),
+    and the fix to propose."""
+    if not isinstance(raw, str):
+        return str(error), None
+    fixes = suggestions(raw)
+    if not fixes:
+        return f"{raw!r} is not a quantity: {GRAMMAR}", None
+    spelled = " or ".join(f + (f" (= {meaning(f)})" if meaning(f) != f else "") for f in fixes)
+    return f"{raw!r} is not a quantity: did you mean {spelled}?", fixes[0]

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .fieldpath import child, index
-from .quantity import Quantity, QuantityError, parse_quantity
+from .quantity import Quantity, QuantityError, invalid, parse_quantity
 from .violations import Violation
 
 _HUGEPAGES = "hugepages-"
@@ -56,7 +56,6 @@ _SUBDOMAIN_MSG = (
 _QNAME = re.compile(_QNAME_FMT)
 _LABEL = re.compile(_LABEL_FMT)
 _SUBDOMAIN = re.compile(_SUBDOMAIN_FMT)
-_LOWER_BINARY_SUFFIX = re.compile(r"(.*[0-9.])([kmgtpe])i")
 
 
 def validate_resource_name(name: object, path: str) -> list[Violation]:
@@ -144,7 +143,8 @@ def _check_entry(name: object, raw: object, path: str, out: list[Violation]) -> 
     try:
         quantity = parse_quantity(raw)
     except QuantityError as error:
-        out.append(Violation(path, str(error), current_value=raw, proposed_value=_quantity_fix(raw)))
+        message, fix = invalid(raw, error)
+        out.append(Violation(path, message, current_value=raw, proposed_value=fix))
         return None
     if quantity.is_negative():
         out.append(Violation(path, "must be greater than or equal to 0", current_value=raw))
@@ -207,22 +207,6 @@ def _hugepage_divisible(name: str, quantity: Quantity) -> bool:
         return False
     page_bytes, value = page.scaled_value(0), quantity.scaled_value(0)
     return page_bytes is not None and value is not None and value % page_bytes == 0
-
-
-def _quantity_fix(raw: object) -> str | None:
-    if not isinstance(raw, str):
-        return None
-    candidate = raw.strip().removesuffix("B")
-    lower = _LOWER_BINARY_SUFFIX.fullmatch(candidate)
-    if lower:
-        candidate = f"{lower.group(1)}{lower.group(2).upper()}i"
-    if candidate == raw:
-        return None
-    try:
-        parse_quantity(candidate)
-    except QuantityError:
-        return None
-    return candidate
 
 
 def _is_native(name: str) -> bool:

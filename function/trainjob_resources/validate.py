@@ -149,9 +149,17 @@ def _attribute(violation: Violation, effective: Effective) -> Violation:
     defaulted = section == "requests" and (section, name) not in effective.sources
     counterpart = effective.source_of(counterpart_section, name)
     if counterpart.path is not None:
+        # Reported at the other side of the pair: the values are the ones at that field.
         rel = fieldpath.child(counterpart_section, name)
         origin = "defaulted from the limit" if defaulted else f"from {own.label}"
-        return _at(violation, f"{counterpart.path}.{rel}", f"effective {violation.path} ({origin})")
+        value = "" if violation.current_value is None else f" {violation.current_value}"
+        here = (effective.requirements.get(counterpart_section) or {}).get(name)
+        proposed = violation.current_value if section == "requests" else None
+        message = violation.message
+        if proposed is not None:
+            message += f": set this limit to {proposed}, or set requests.{name} in the patch too"
+        moved = Violation(violation.path, message, violation.severity, here, proposed)
+        return _at(moved, f"{counterpart.path}.{rel}", f"effective {violation.path}{value} ({origin})")
     base = fallback.path if fallback and fallback.path else None
     return _at(violation, f"{base}.{violation.path}" if base else violation.path, f"effective {violation.path}")
 

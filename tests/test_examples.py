@@ -146,7 +146,7 @@ def test_the_image_is_the_one_the_dockerfile_builds() -> None:
 
 def test_every_exec_wrapper_is_the_same_executable_script() -> None:
     wrappers = sorted(EXAMPLES.rglob(WRAPPER))
-    assert len(wrappers) == 3
+    assert len(wrappers) == 4
     for wrapper in wrappers:
         assert wrapper.read_bytes() == wrappers[0].read_bytes(), wrapper
         assert os.access(wrapper, os.X_OK), wrapper

@@ -200,8 +200,12 @@ def test_a_limit_range_max_exceeded_by_an_overridden_sidecar_fails(
     code, out, err = run([str(tmp_path / "in.yaml"), "--format", "json"], capsys, monkeypatch)
     assert code == 1
     (line,) = err.splitlines()
+    # the line of the patch's limits.memory in the file: the data-loader's first "memory: 64Gi"
+    at = text.index("memory: 64Gi", text.index("name: data-loader", text.index("kind: TrainJob")))
+    number = text.count("\n", 0, at) + 1
     assert line == (
-        f"error: {tmp_path / 'in.yaml'}#2: TrainJob team-a/large-dataset-training: {SIDECAR_PATCH}.limits.memory: "
+        f"error: {tmp_path / 'in.yaml'}:{number}: TrainJob team-a/large-dataset-training: "
+        f"{SIDECAR_PATCH}.limits.memory: "
         "LimitRange team-a/caps: maximum memory usage per Container is 32Gi, but limit is 64Gi "
         "(sidecar 'data-loader' of replicated job 'node'; the limit is from patch user-controller.example.com/manager)"
     )

@@ -240,8 +240,10 @@ def test_validation_errors_name_file_resource_and_field(
     code, out, err = run([str(tmp_path)], capsys, monkeypatch)
     assert (code, out) == (1, "")
     first = err.splitlines()[0]
+    text = (tmp_path / "trainjob.yaml").read_text()
+    number = text[: text.index("name: data-lodaer")].count("\n") + 1  # the line of the bad container's name
     assert first.startswith(
-        f"error: {tmp_path / 'trainjob.yaml'}#1: TrainJob large-dataset-training: spec.runtimePatches[0]"
+        f"error: {tmp_path / 'trainjob.yaml'}:{number}: TrainJob large-dataset-training: spec.runtimePatches[0]"
     )
     assert "data-lodaer" in first
     assert err.endswith("nothing rendered\n")

@@ -44,8 +44,24 @@ def as_main(
             traceback.print_exc(file=stderr)
         message = f"internal error ({type(err).__name__}: {str(err)[:500]}); please report it"
         return _emit(stdout, stderr, _unchanged(data, message), [f"trainjob-resources: {message}"])
-    lines = [r.display() for r in krm.shown_results(resource_list.results) if r.severity != "info"]
-    return _emit(stdout, stderr, output, lines, 1 if resource_list.has_errors() else 0)
+    lines = [] if results_are_shown(data) else [r.display() for r in krm.shown_results(resource_list.results)]
+    return _emit(
+        stdout,
+        stderr,
+        output,
+        [line for line in lines if not line.startswith("info")],
+        1 if resource_list.has_errors() else 0,
+    )
+
+
+# kpt marks every item it sends with one of these (render: both; eval: the second), kustomize with neither.
+KPT_ANNOTATIONS = (b"internal.config.kubernetes.io/package-path:", b"internal.config.kubernetes.io/seqindent:")
+
+
+def results_are_shown(data: bytes) -> bool:
+    """Whether the orchestrator shows the results itself: kpt prints them, then the function's stderr
+    quoted, so the same lines there would be said twice; kustomize shows only stderr."""
+    return any(mark in data for mark in KPT_ANNOTATIONS)
 
 
 def _unchanged(data: bytes, message: str) -> bytes:

@@ -22,3 +22,16 @@ def child(path: str, key: str) -> str:
 def index(path: str, i: int) -> str:
     """The path of list element ``i`` below ``path``."""
     return f"{path}[{i}]"
+
+
+_SEGMENT = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
+
+
+def segments(path: str) -> list[str | int]:
+    """``spec.runtimePatches[0].limits[nvidia.com/gpu]`` -> ``spec``, ``runtimePatches``, 0, ``limits``,
+    ``nvidia.com/gpu``: a bracketed number is a list index, any other bracketed text a key."""
+    out: list[str | int] = []
+    for match in _SEGMENT.finditer(path):
+        bracketed, plain = match.groups()
+        out.append(int(bracketed) if bracketed is not None and bracketed.isdigit() else bracketed or plain or "")
+    return out

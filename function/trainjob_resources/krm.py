@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import layout, textedit
+from . import fieldpath, layout, textedit
 from . import yamlnodes as yn
 from .records import MutableRecord, Record
 from .violations import Severity
@@ -44,11 +44,23 @@ class ResourceRef(Record):
 
 
 class FileRef(Record):
-    __slots__ = ("index", "path")
+    """Where a result's object (or field) is: the file, the document's index in it (0-based, as the
+    KRM Functions Specification has it) and, where known, the line (1-based)."""
 
-    def __init__(self, path: str, index: int | None = None) -> None:
+    __slots__ = ("index", "line", "path")
+
+    def __init__(self, path: str, index: int | None = None, line: int | None = None) -> None:
         self.path: Final = path
         self.index: Final = index
+        self.line: Final = line
+
+    def display(self) -> str:
+        """``path:line`` as editors and CI annotations read it, else the document's position."""
+        if self.line is not None:
+            return f"{self.path}:{self.line}"
+        if self.index in (None, 0):
+            return self.path
+        return f"{self.path} (document {self.index + 1})"
 
 
 class Result(Record):
@@ -91,18 +103,27 @@ class Result(Record):
             out["file"] = {"path": self.file.path}
             if self.file.index is not None:
                 out["file"]["index"] = self.file.index
+            if self.file.line is not None:
+                out["file"]["line"] = self.file.line  # beyond the spec's path and index; readers ignore it
         return out
 
     def display(self) -> str:
-        """One line for a terminal: file, resource, field, message."""
+        """One line for a terminal: file[:line], resource, field, message, and the proposed value
+        when the message does not say it already."""
         parts: list[str] = [self.severity]
         if self.file is not None:
-            parts.append(self.file.path if self.file.index in (None, 0) else f"{self.file.path}#{self.file.index}")
+            parts.append(self.file.display())
         if self.resource_ref is not None and self.resource_ref.display():
             parts.append(self.resource_ref.display())
         if self.field_path:
             parts.append(self.field_path)
-        return ": ".join(parts) + ": " + self.message
+        line = ": ".join(parts) + ": " + self.message
+        if self.proposed_value is not None:
+            proposed = self.proposed_value
+            text = proposed if isinstance(proposed, str) else json.dumps(proposed, separators=(",", ":"), default=str)
+            if text not in self.message:
+                line += f" (proposed: {text})"
+        return line
 
 
 class Item:
@@ -121,6 +142,7 @@ class Item:
         "hint",
         "index",
         "line",
+        "origin",
         "problem",
         "source",
     )
@@ -146,6 +168,9 @@ class Item:
         self._value: Any = None
         self._meta: tuple[str, str, str, str, dict[str, str]] | None = None
         self.problem: str | None = None  # why read() found it unusable; such an item must pass through untouched
+        # The line (0-based) of its own file where the text its node was composed from starts, when
+        # it was read from a file (``render``): its fields' lines in that file are then known.
+        self.origin: int | None = None
 
     @property
     def node(self) -> Node:
@@ -255,12 +280,20 @@ class Item:
 
     @property
     def file(self) -> FileRef | None:
+        return self.file_of(None)
+
+    def file_of(self, field_path: str | None) -> FileRef | None:
+        """The item's file, with the line of ``field_path`` (or of the object) where it is known."""
         path = next((p for p in map(self.annotation, PATH_ANNOTATIONS) if p), None)
         if path is None:
             return None
         raw_index = next((i for i in map(self.annotation, INDEX_ANNOTATIONS) if i), None)
         index = int(raw_index) if raw_index is not None and raw_index.isdigit() else None
-        return FileRef(path, index)
+        line = None
+        if self.origin is not None:
+            found = _line_of(self.node, field_path or "")
+            line = None if found is None else self.origin + found + 1
+        return FileRef(path, index, line)
 
     def value(self) -> Any:
         """The item as plain Python data, built once and dropped on edit."""
@@ -282,7 +315,33 @@ class Item:
         current_value: object = None,
         proposed_value: object = None,
     ) -> Result:
-        return Result(message, severity, self.ref, field_path, current_value, proposed_value, self.file)
+        return Result(message, severity, self.ref, field_path, current_value, proposed_value, self.file_of(field_path))
+
+
+def _line_of(node: Node, field_path: str) -> int | None:
+    """The line (0-based, as the node's marks count) of the deepest part of ``field_path`` that is in
+    ``node``: the key's line for a map entry, the entry's for a list element; None for a node built
+    here (no marks)."""
+    mark = getattr(node, "start_mark", None)
+    line = mark.line if mark is not None else None
+    current: Node | None = node
+    for segment in fieldpath.segments(field_path):
+        if isinstance(current, MappingNode) and isinstance(segment, str):
+            pair = next((p for p in current.value if isinstance(p[0], ScalarNode) and p[0].value == segment), None)
+            if pair is None:
+                break
+            key_mark = getattr(pair[0], "start_mark", None)
+            if key_mark is not None:
+                line = key_mark.line
+            current = pair[1]
+        elif isinstance(current, SequenceNode) and isinstance(segment, int) and segment < len(current.value):
+            current = current.value[segment]
+            entry_mark = getattr(current, "start_mark", None)
+            if entry_mark is not None:
+                line = entry_mark.line
+        else:
+            break
+    return line
 
 
 class ResourceList(MutableRecord):

@@ -299,6 +299,7 @@ def _read_text(text: str, label: str, inputs: Inputs) -> None:
             if not isinstance(yn.get(metadata, "annotations"), MappingNode):
                 inputs.created_annotations[id(obj)] = obj
             item = Item(obj)
+            item.origin = first_line
             item.set_annotation(PATH_KEY, label)
             item.set_annotation(INDEX_KEY, str(index - 1))
             inputs.items.append(item)

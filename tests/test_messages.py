@@ -1,0 +1,89 @@
+"""What users read: each message names the bad value and the fix, stderr shows the proposed value
+and file:line, and kpt shows each finding once."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from trainjob_resources.cli import results_are_shown
+from trainjob_resources.krm import FileRef, ResourceRef, Result
+from trainjob_resources.quantity import suggestions
+
+from tests.examples import KPT_PACKAGE, kpt_render
+from tests.goldens import TESTDATA, run_function
+
+REF = ResourceRef("trainer.kubeflow.org/v1alpha1", "TrainJob", "tj", "team-a")
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("64GB", ["64G", "64Gi"]),
+        ("64gb", ["64G", "64Gi"]),
+        ("8GiB", ["8Gi"]),
+        ("2 cores", ["2", "2000m"]),
+        ("0.5cpu", ["0.5", "500m"]),
+        ("1gi", ["1Gi"]),
+        ("1K", ["1k", "1Ki"]),
+        ("512mb", ["512M", "512Mi"]),
+        ("100 m", ["100m"]),
+        ("1,5", ["1.5"]),
+        (" 1", ["1"]),
+        ("lots", []),
+        ("1.2.3", []),
+    ],
+)
+def test_a_value_that_is_not_a_quantity_gets_the_spellings_it_most_likely_means(written: str, meant: list[str]) -> None:
+    assert suggestions(written) == meant
+
+
+def test_stderr_shows_file_line_and_the_proposed_value_the_message_does_not_say() -> None:
+    result = Result("must be a standard resource for containers", "error", REF, "spec.x", "CPU", "cpu")
+    assert result.display() == (
+        "error: TrainJob team-a/tj: spec.x: must be a standard resource for containers (proposed: cpu)"
+    )
+    said = Result(
+        "'64GB' is not a quantity: did you mean 64G?", "error", REF, "spec.x", "64GB", "64G", FileRef("a.yaml", 0, 12)
+    )
+    assert said.display() == "error: a.yaml:12: TrainJob team-a/tj: spec.x: '64GB' is not a quantity: did you mean 64G?"
+    mapping = Result("move it", "error", REF, "spec.x", None, {"spec": {"trainer": {}}}, FileRef("a.yaml", 2))
+    assert (
+        mapping.display()
+        == 'error: a.yaml (document 3): TrainJob team-a/tj: spec.x: move it (proposed: {"spec":{"trainer":{}}})'
+    )
+
+
+def test_the_result_file_keeps_the_specs_path_and_index_and_adds_the_line() -> None:
+    result = Result("m", "error", REF, "spec.x", file=FileRef("a.yaml", 1, 40))
+    assert result.to_python()["file"] == {"path": "a.yaml", "index": 1, "line": 40}
+    assert Result("m", file=FileRef("a.yaml", 1)).to_python()["file"] == {"path": "a.yaml", "index": 1}
+
+
+def test_the_function_echoes_errors_to_stderr_for_kustomize_but_not_for_kpt() -> None:
+    data = (TESTDATA / "error" / "invalid-quantity" / "input.yaml").read_bytes()
+    assert not results_are_shown(data)
+    code, _, err = run_function(data)
+    assert code == 1 and "'64GB' is not a quantity" in err
+    under_kpt = data.replace(
+        b"internal.config.kubernetes.io/path: trainjobs/invalid-quantity.yaml",
+        b"internal.config.kubernetes.io/path: trainjobs/invalid-quantity.yaml\n"
+        b"      internal.config.kubernetes.io/seqindent: compact",
+    )
+    assert results_are_shown(under_kpt)
+    code, out, err = run_function(under_kpt)
+    assert (code, err) == (1, "")
+    assert b"is not a quantity: did you mean 64G" in out  # YAML quotes the message's own quotes
+
+
+def test_kpt_shows_each_error_once(kpt: str, tmp_path: Path) -> None:
+    package = tmp_path / "package"
+    shutil.copytree(KPT_PACKAGE, package)
+    job = package / "trainjob.yaml"
+    job.write_text(job.read_text().replace('memory: "64Gi"', 'memory: "64GB"'))
+    done = kpt_render(kpt, package)
+    assert done.returncode == 1
+    shown = done.stderr + done.stdout
+    assert shown.count("'64GB' is not a quantity: did you mean 64G") == 2, shown  # limits and requests, once each
+    assert "Stderr:" not in shown

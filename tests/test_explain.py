@@ -157,10 +157,18 @@ def test_totals_scale_with_num_nodes(num_nodes: int) -> None:
 
 def test_json_shape_and_sources() -> None:
     (trainjob,) = json.loads(explain_documents(data_loader()).output)["trainJobs"]
-    assert set(trainjob) == {"name", "namespace", "runtime", "replicatedJobs", "totalRequests", "totalLimits"}
+    assert set(trainjob) == {
+        "name",
+        "namespace",
+        "runtime",
+        "replicatedJobs",
+        "totalRequests",
+        "totalLimits",
+        "unboundedLimits",
+    }
     assert trainjob["runtime"] == {"kind": "ClusterTrainingRuntime", "name": "torch-data-pipeline"}
     node = job_named(trainjob, "node")
-    assert set(node) == {"name", "pods", "podRequests", "podLimits", "containers"}
+    assert set(node) == {"name", "pods", "podRequests", "podLimits", "unboundedLimits", "containers"}
     containers = {c["name"]: c for c in node["containers"]}
     assert [(c["name"], c["role"]) for c in node["containers"]] == [
         ("data-loader", "sidecar"),
@@ -253,7 +261,10 @@ def test_a_trainjob_that_does_not_render_is_left_out(
     )
     code, out, err = run([str(tmp_path / "in.yaml"), "--format", "json"], capsys, monkeypatch)
     assert code == 1
-    assert json.loads(out) == {"trainJobs": []}
+    assert json.loads(out) == {
+        "trainJobs": [],
+        "notExplained": [{"name": "large-dataset-training", "namespace": "team-a", "reason": "1 error (on stderr)"}],
+    }
     assert "no container 'data-lodaer' among the initContainers" in err
 
 

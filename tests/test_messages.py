@@ -3,6 +3,7 @@ and file:line, and kpt shows each finding once."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -87,3 +88,42 @@ def test_kpt_shows_each_error_once(kpt: str, tmp_path: Path) -> None:
     shown = done.stderr + done.stdout
     assert shown.count("'64GB' is not a quantity: did you mean 64G") == 2, shown  # limits and requests, once each
     assert "Stderr:" not in shown
+
+
+def _explained(case: str, output_format: str = "table") -> tuple[str, list[str]]:
+    from trainjob_resources import krm
+    from trainjob_resources.explain_cli import explain_resource_list
+
+    kind = "success" if (TESTDATA / "success" / case).is_dir() else "error"
+    explained = explain_resource_list(krm.read((TESTDATA / kind / case / "input.yaml").read_bytes()), output_format)
+    return explained.output, explained.messages
+
+
+def test_explain_says_why_no_trainjob_is_shown_when_all_failed() -> None:
+    output, messages = _explained("requests-above-limits")
+    assert output == "No TrainJob could be explained (1 in the input):\n- requests-above-limits: 1 error (on stderr)\n"
+    assert len(messages) == 1
+    output, _ = _explained("cluster-installed-runtime", "markdown")
+    assert output.startswith("No TrainJob could be explained (2 in the input):\n- team-a/nightly-eval: its runtime")
+    output, _ = _explained("cluster-installed-runtime", "json")
+    assert [t["name"] for t in json.loads(output)["notExplained"]] == ["nightly-eval", "finetune"]
+    assert json.loads(output)["trainJobs"] == []
+
+
+def test_explain_shows_a_pod_limit_as_unbounded_when_a_container_in_the_sum_has_none() -> None:
+    from trainjob_resources import krm
+    from trainjob_resources.explain_cli import explain_resource_list
+
+    data = (TESTDATA / "success" / "data-loader-64gi" / "input.yaml").read_bytes()
+    explained = explain_resource_list(krm.read(data), "json")
+    (trainjob,) = json.loads(explained.output)["trainJobs"]
+    node = next(j for j in trainjob["replicatedJobs"] if j["name"] == "node")
+    limited = {c["name"]: set(c["limits"]) for c in node["containers"]}
+    requested = {n for c in node["containers"] for n in (*c["requests"], *c["limits"]) if "/" not in n}
+    expected = sorted(n for n in requested if any(n not in names for names in limited.values()))
+    assert expected, "the case needs a container without a limit"
+    assert node["unboundedLimits"] == expected
+    assert not set(expected) & set(node["podLimits"]), "a partial sum is not shown as the pod's limit"
+    assert set(expected) <= set(trainjob["unboundedLimits"])
+    table = explain_resource_list(krm.read(data), "table").output
+    assert "unbounded" in table

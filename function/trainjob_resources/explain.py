@@ -16,6 +16,7 @@ from typing import Any, Final
 from . import fieldpath
 from .bundle import RuntimeEntry
 from .effective import PER_NODE_SOURCE, RUNTIME_SOURCE, Effective, Source, effective_resources, start
+from .krm import ResourceRef, Result
 from .models import TrainJob, resources_per_node
 from .podmath import ContainerResources, PodResources, ResourceList, Section, add, pod_limits, pod_requests, scale
 from .quantity import Quantity, QuantityError, parse_quantity
@@ -25,6 +26,7 @@ from .sites import ContainerSite
 from .violations import Violation
 
 RUNTIME_REF_PATH = "spec.runtimeRef"
+RUNTIME_NAME_PATH = "spec.runtimeRef.name"
 NUM_NODES_PATH = "spec.trainer.numNodes"
 DEFAULTED_FROM_LIMITS = "defaulted from limits"
 SECTIONS: tuple[Section, Section] = ("requests", "limits")
@@ -87,7 +89,7 @@ class ContainerView(MutableRecord):
 
 
 class JobView(MutableRecord):
-    __slots__ = ("containers", "index", "name", "pod", "pod_limits", "pod_requests", "pod_spec", "pods")
+    __slots__ = ("containers", "index", "name", "pod", "pod_limits", "pod_requests", "pod_spec", "pods", "unbounded")
 
     def __init__(
         self,
@@ -108,6 +110,19 @@ class JobView(MutableRecord):
         self.pod_requests = pod_requests
         self.pod_limits = pod_limits
         self.pod_spec = pod_spec
+        # Resources the pod has no limit for: some container in the sum sets none (pod_limits then
+        # holds the sum of the others, which bounds nothing).
+        self.unbounded: frozenset[str] = unbounded_limits(pod)
+
+
+def unbounded_limits(pod: PodResources) -> frozenset[str]:
+    """The resources some container of the pod requests or limits whose pod limit is not bounded:
+    another container has no limit for it, and the pod sets no pod-level limit for it. Only the
+    resources a container without a limit may use beyond its request (cpu, memory,
+    ephemeral-storage): an extended resource or hugepages unrequested is none at all."""
+    containers = [*pod.init_containers, *pod.containers]
+    used = {n for c in containers for n in (*c.requests, *c.limits) if "/" not in n and not n.startswith("hugepages-")}
+    return frozenset(name for name in used if name not in pod.limits and any(name not in c.limits for c in containers))
 
 
 class TrainJobView(MutableRecord):
@@ -149,6 +164,11 @@ class TrainJobView(MutableRecord):
     @property
     def pods(self) -> int:
         return sum(job.pods for job in self.jobs)
+
+    @property
+    def unbounded(self) -> frozenset[str]:
+        """Resources the TrainJob's total limit does not bound: a pod that runs has none for them."""
+        return frozenset(name for job in self.jobs if job.pods for name in job.unbounded)
 
 
 def explain_trainjob(
@@ -306,15 +326,68 @@ def _quantities(values: Any, what: str, problems: list[Violation]) -> ResourceLi
     return out
 
 
+class LeftOut(Record):
+    """A TrainJob ``explain`` cannot show, and why."""
+
+    __slots__ = ("name", "namespace", "reason")
+
+    def __init__(self, name: str, namespace: str, reason: str) -> None:
+        self.name: Final = name
+        self.namespace: Final = namespace
+        self.reason: Final = reason
+
+    @property
+    def display(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+def left_out(
+    shown: Sequence[ResourceRef], trainjobs: Sequence[ResourceRef], results: Sequence[Result]
+) -> list[LeftOut]:
+    """The TrainJobs of the input that are not shown, each with the reason the function's results give."""
+    seen = set(shown)
+    out: list[LeftOut] = []
+    for ref in trainjobs:
+        if ref in seen:
+            continue
+        own = [r for r in results if r.resource_ref == ref]
+        errors = [r for r in own if r.severity == "error"]
+        if errors:
+            plural = "s" if len(errors) != 1 else ""
+            reason = f"{len(errors)} error{plural} (on stderr)"
+        elif any(r.field_path == RUNTIME_NAME_PATH for r in own):
+            reason = "its runtime is not in the input (supply it to see the numbers: --runtimes PATH)"
+        else:
+            reason = "it cannot be read as a TrainJob"
+        out.append(LeftOut(ref.name, ref.namespace, reason))
+    return out
+
+
 # Rendering
 
 
-def to_json(views: Sequence[TrainJobView]) -> dict[str, Any]:
-    return {"trainJobs": [_trainjob_json(v) for v in views]}
+def to_json(views: Sequence[TrainJobView], left_out: Sequence[LeftOut] = ()) -> dict[str, Any]:
+    out: dict[str, Any] = {"trainJobs": [_trainjob_json(v) for v in views]}
+    if left_out:
+        out["notExplained"] = [{"name": t.name, "namespace": t.namespace, "reason": t.reason} for t in left_out]
+    return out
 
 
-def render_json(views: Sequence[TrainJobView]) -> str:
-    return json.dumps(to_json(views), indent=2, ensure_ascii=False) + "\n"
+def render_json(views: Sequence[TrainJobView], left_out: Sequence[LeftOut] = ()) -> str:
+    return json.dumps(to_json(views, left_out), indent=2, ensure_ascii=False) + "\n"
+
+
+def _left_out_text(views: Sequence[TrainJobView], left_out: Sequence[LeftOut], none: str) -> str:
+    """What to say about the TrainJobs not shown, and when nothing is shown at all."""
+    if not left_out:
+        return "" if views else none
+    count = len(left_out)
+    lead = (
+        f"No TrainJob could be explained ({count} in the input):"
+        if not views
+        else f"{count} more TrainJob{'s' if count != 1 else ''} not explained:"
+    )
+    return lead + "\n" + "".join(f"- {t.display}: {t.reason}\n" for t in left_out)
 
 
 def _trainjob_json(view: TrainJobView) -> dict[str, Any]:
@@ -327,7 +400,8 @@ def _trainjob_json(view: TrainJobView) -> dict[str, Any]:
                 "name": job.name,
                 "pods": job.pods,
                 "podRequests": _canonical(job.pod_requests),
-                "podLimits": _canonical(job.pod_limits),
+                "podLimits": _bounded(job.pod_limits, job.unbounded),
+                "unboundedLimits": sorted(job.unbounded),
                 "containers": [
                     {
                         "name": c.name,
@@ -345,16 +419,28 @@ def _trainjob_json(view: TrainJobView) -> dict[str, Any]:
             for job in view.jobs
         ],
         "totalRequests": _canonical(view.total_requests),
-        "totalLimits": _canonical(view.total_limits),
+        "totalLimits": _bounded(view.total_limits, view.unbounded),
+        "unboundedLimits": sorted(view.unbounded),
     }
+
+
+def _bounded(limits: Mapping[str, Quantity], unbounded: frozenset[str]) -> dict[str, str]:
+    return _canonical({name: q for name, q in limits.items() if name not in unbounded})
 
 
 def _canonical(values: Mapping[str, Quantity]) -> dict[str, str]:
     return {name: values[name].canonical() for name in sorted(values)}
 
 
-def _listing(values: Mapping[str, Quantity], separator: str = ", ") -> str:
-    return separator.join(f"{name} {values[name].canonical()}" for name in sorted(values)) or "none"
+UNBOUNDED = "unbounded"
+
+
+def _listing(values: Mapping[str, Quantity], separator: str = ", ", unbounded: frozenset[str] = frozenset()) -> str:
+    names = sorted({*values, *unbounded})
+    return (
+        separator.join(f"{name} {UNBOUNDED if name in unbounded else values[name].canonical()}" for name in names)
+        or "none"
+    )
 
 
 def summary(view: TrainJobView) -> str:
@@ -385,7 +471,7 @@ OVERHEAD_LABEL = "(overhead)"
 OVERHEAD_SOURCE = "runtime (overhead: added to the requests, and to the limits that are set)"
 
 
-def render_table(views: Sequence[TrainJobView]) -> str:
+def render_table(views: Sequence[TrainJobView], left_out: Sequence[LeftOut] = ()) -> str:
     """A plain-text table per TrainJob: one row per container and resource, each pod, and the total."""
     blocks: list[str] = []
     for view in views:
@@ -398,14 +484,15 @@ def render_table(views: Sequence[TrainJobView]) -> str:
                 block += _rows(POD_RESOURCES_LABEL, "", job.pod.requests, job.pod.limits, POD_RESOURCES_SOURCE)
             if job.pod.overhead:
                 block += _rows(OVERHEAD_LABEL, "", job.pod.overhead, {}, OVERHEAD_SOURCE)
-            block += _rows("= per pod", "", job.pod_requests, job.pod_limits, "")
+            block += _rows("= per pod", "", job.pod_requests, job.pod_limits, "", job.unbounded)
             block[0][:2] = [job.name, str(job.pods)]
             rows += block
-        total = _rows("= pods x pod", "", view.total_requests, view.total_limits, "")
+        total = _rows("= pods x pod", "", view.total_requests, view.total_limits, "", view.unbounded)
         total[0][:2] = ["TOTAL", str(view.pods)]
         title = f"TrainJob {view.display} (runtime {view.runtime_kind} {view.runtime_name})"
         blocks.append(title + "\n\n" + _align(rows + total))
-    return "\n".join(blocks) if blocks else "no TrainJobs\n"
+    tail = _left_out_text(views, left_out, "no TrainJobs\n")
+    return "\n".join([*blocks, tail] if tail and blocks else blocks) if blocks else tail
 
 
 def _rows(
@@ -414,9 +501,11 @@ def _rows(
     requests: Mapping[str, Quantity],
     limits: Mapping[str, Quantity],
     source: ContainerView | str,
+    unbounded: frozenset[str] = frozenset(),
 ) -> list[list[str]]:
     rows = []
-    for i, name in enumerate(sorted({*requests, *limits}) or ["-"]):
+    for i, name in enumerate(sorted({*requests, *limits, *unbounded}) or ["-"]):
+        limit = UNBOUNDED if name in unbounded else limits[name].canonical() if name in limits else "-"
         rows.append(
             [
                 "",
@@ -425,7 +514,7 @@ def _rows(
                 role if i == 0 else "",
                 name,
                 requests[name].canonical() if name in requests else "-",
-                limits[name].canonical() if name in limits else "-",
+                limit,
                 _source_text(source, name) if isinstance(source, ContainerView) else source if name != "-" else "",
             ]
         )
@@ -439,7 +528,7 @@ def _align(rows: list[list[str]]) -> str:
     )
 
 
-def render_markdown(views: Sequence[TrainJobView]) -> str:
+def render_markdown(views: Sequence[TrainJobView], left_out: Sequence[LeftOut] = ()) -> str:
     """Markdown for a pull-request comment: one table per TrainJob, one row per container."""
     blocks: list[str] = []
     for view in views:
@@ -480,7 +569,7 @@ def render_markdown(views: Sequence[TrainJobView]) -> str:
                     "**per pod**",
                     "",
                     f"**{_listing(job.pod_requests)}**",
-                    f"**{_listing(job.pod_limits)}**",
+                    f"**{_listing(job.pod_limits, unbounded=job.unbounded)}**",
                     "",
                 )
             )
@@ -491,12 +580,13 @@ def render_markdown(views: Sequence[TrainJobView]) -> str:
                 "",
                 "",
                 f"**{_listing(view.total_requests)}**",
-                f"**{_listing(view.total_limits)}**",
+                f"**{_listing(view.total_limits, unbounded=view.unbounded)}**",
                 "",
             )
         )
         blocks.append("\n".join(lines) + "\n")
-    return "\n".join(blocks) if blocks else "No TrainJobs.\n"
+    tail = _left_out_text(views, left_out, "No TrainJobs.\n")
+    return "\n".join([*blocks, tail] if tail and blocks else blocks) if blocks else tail
 
 
 def _md_row(*cells: str) -> str:

@@ -115,19 +115,22 @@ def explain_resource_list(resource_list: ResourceList, output_format: str = "tab
     except ConfigError:
         config = None
     views: list[tuple[ResourceRef, TrainJobView, set[tuple[str, str, str | None]]]] = []
-    if config is not None:
-        from .bundle import index
+    from .bundle import index
 
-        bundle = index(resource_list.items)
+    bundle = index(resource_list.items)
+    refs = [item.ref for item in bundle.trainjobs]
+    if config is not None:
         for item in bundle.trainjobs:
             explained = _explain_item(item, bundle, config)
             if explained is not None:
                 views.append((item.ref, *explained))
     results = process(resource_list).results
-    shown = [view for ref, view, own in views if not any(_foreign_error(r, ref, own) for r in results)]
+    shown = [(ref, view) for ref, view, own in views if not any(_foreign_error(r, ref, own) for r in results)]
+    left_out = explain.left_out([ref for ref, _ in shown], refs, results)
     renderers = {"table": explain.render_table, "json": explain.render_json, "markdown": explain.render_markdown}
     messages = [r.display() for r in results if r.severity != "info"]
-    return Explained(renderers[output_format](shown), messages, any(r.severity == "error" for r in results))
+    output = renderers[output_format]([view for _, view in shown], left_out)
+    return Explained(output, messages, any(r.severity == "error" for r in results))
 
 
 def _foreign_error(result: Result, ref: ResourceRef, own: set[tuple[str, str, str | None]]) -> bool:

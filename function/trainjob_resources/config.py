@@ -41,6 +41,9 @@ class FunctionConfig(BaseModel):
     allowed_resources: tuple[str, ...] | None = None
     allow_gpu_in_sidecars: bool = True
     gpu_resources: tuple[str, ...] = DEFAULT_GPU_RESOURCES
+    # Which results to report (reporting.py): every one, or only warnings and errors, plus one
+    # info that sums up the run ("summary").
+    results: Literal["all", "summary", "problems"] = "all"
 
     def is_gpu(self, resource: str) -> bool:
         """Whether ``gpuResources`` names ``resource`` (an entry ending in ``*`` is a prefix)."""

@@ -358,7 +358,7 @@ def left_out(
         elif any(r.field_path == RUNTIME_NAME_PATH for r in own):
             reason = "its runtime is not in the input (supply it to see the numbers: --runtimes PATH)"
         else:
-            reason = "it cannot be read as a TrainJob"
+            reason = "its runtime is not in the input, or it cannot be read as a TrainJob"
         out.append(LeftOut(ref.name, ref.namespace, reason))
     return out
 

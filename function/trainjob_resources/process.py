@@ -31,6 +31,7 @@ from .models import CLUSTER_RUNTIME_KIND, TrainJob, parse_trainjob, resources_pe
 from .policy import evaluate
 from .provenance import DERIVED_FROM, ProvenanceError, dump, has_provenance, restore
 from .records import MutableRecord
+from .reporting import Tally, reported
 from .sites import ContainerSite, container_sites, job_sites
 from .validate import (
     validate_container_site,
@@ -44,13 +45,14 @@ from .violations import Violation
 class Outcome(MutableRecord):
     """What processing one TrainJob produced."""
 
-    __slots__ = ("changes", "derived", "node", "violations")
+    __slots__ = ("changes", "derived", "node", "unchecked", "violations")
 
-    def __init__(self, violations: list[Violation] | None = None) -> None:
+    def __init__(self, violations: list[Violation] | None = None, unchecked: bool = False) -> None:
         self.violations = [] if violations is None else violations
         self.node: MappingNode | None = None  # the rewritten TrainJob, when it changed
         self.derived: Derived | None = None
         self.changes: list[str] = []
+        self.unchecked = unchecked  # passed through: its runtime is not in the bundle
 
     @property
     def failed(self) -> bool:
@@ -78,13 +80,17 @@ def process(resource_list: ResourceList) -> ResourceList:
     memo = Memo()
     derived_out = memo.derived
     still_used: set[Identity] = set()
+    tally = Tally()
+    tally.total = len(bundle.trainjobs)
     for item in bundle.trainjobs:
         unusable = item.verify()
         if unusable is not None:
             resource_list.results.append(unusable)
+            tally.failed += 1
             item.settle()
             continue
         outcome = process_trainjob(item, bundle, config, memo)
+        tally.count(outcome.failed, outcome.node is not None, outcome.unchecked)
         for v in outcome.violations:
             resource_list.results.append(
                 item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value)
@@ -101,6 +107,8 @@ def process(resource_list: ResourceList) -> ResourceList:
             resource_list.results.append(item.result("; ".join(outcome.changes), "info"))
         item.settle()  # one TrainJob's tree at a time: a 5,000-TrainJob bundle stays small in memory
     resource_list.items = _with_derived(resource_list.items, bundle, derived_out, still_used)
+    tally.derived = len(derived_out)
+    resource_list.results = reported(resource_list.results, config.results, tally)
     return resource_list
 
 
@@ -154,7 +162,7 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
     resolution = resolve(bundle, trainjob.spec.runtime_ref, item.namespace, overrides)
     if resolution.entry is None:
         assert resolution.violation is not None
-        return Outcome([resolution.violation])
+        return Outcome([resolution.violation], unchecked=resolution.absent and not overrides)
     entry = resolution.entry
     if entry.model is None:
         return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])

@@ -1,0 +1,75 @@
+"""The functionConfig's ``results`` option: every result, only problems, or one summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support import container_patch, render, trainer_runtime, trainjob
+
+SIDECAR = {"name": "data-loader", "image": "loader", "restartPolicy": "Always"}
+BIGGER = {"name": "data-loader", "resources": {"limits": {"memory": "64Gi"}}}
+BAD = {"name": "data-loader", "resources": {"limits": {"memory": "64GB"}}}
+
+
+def bundle() -> list[dict[str, Any]]:
+    """Two TrainJobs rewritten, one failing, one whose runtime is in the cluster, one with a near miss."""
+    return [
+        trainer_runtime("torch", [SIDECAR]),
+        trainjob("a", "torch", [container_patch("node", "initContainers", BIGGER)]),
+        trainjob("b", "torch", [container_patch("node", "initContainers", BIGGER)]),
+        trainjob("bad", "torch", [container_patch("node", "initContainers", BAD)]),
+        trainjob("elsewhere", "jax", []),
+        trainjob("typo", "torh", []),
+    ]
+
+
+def config(option: str, kind: str = "TrainJobResources") -> dict[str, Any]:
+    if kind == "ConfigMap":
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"results": option}}
+    return {
+        "apiVersion": "fn.trainjob-resources.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": "c"},
+        "spec": {"results": option},
+    }
+
+
+def severities(results: list[dict[str, Any]]) -> list[str]:
+    return [r["severity"] for r in results]
+
+
+def test_all_is_the_default() -> None:
+    default, explicit = render(bundle()), render(bundle(), config("all"))
+    assert default.results == explicit.results
+    assert "info" in severities(default.results)
+
+
+@pytest.mark.parametrize("kind", ["TrainJobResources", "ConfigMap"])
+def test_problems_keeps_warnings_and_errors_only(kind: str) -> None:
+    everything = render(bundle()).results
+    rendered = render(bundle(), config("problems", kind))
+    assert rendered.code == 1
+    assert rendered.results == [r for r in everything if r["severity"] != "info"]
+    assert set(severities(rendered.results)) == {"error", "warning"}
+    assert rendered.items == render(bundle()).items, "the option changes what is said, not what is rendered"
+
+
+def test_summary_adds_one_info_for_the_run() -> None:
+    rendered = render(bundle(), config("summary"))
+    infos = [r for r in rendered.results if r["severity"] == "info"]
+    assert infos == [
+        {
+            "message": "5 TrainJobs: 2 rewritten (1 derived runtime), 0 unchanged, "
+            "2 passed through unchecked (runtime not in the bundle), 1 with errors",
+            "severity": "info",
+        }
+    ]
+
+
+def test_an_unknown_value_is_an_error_naming_the_option() -> None:
+    rendered = render(bundle(), config("quiet"))
+    assert rendered.code == 1
+    (error,) = rendered.errors()
+    assert error["field"]["path"] == "spec.results"

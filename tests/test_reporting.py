@@ -73,3 +73,12 @@ def test_an_unknown_value_is_an_error_naming_the_option() -> None:
     assert rendered.code == 1
     (error,) = rendered.errors()
     assert error["field"]["path"] == "spec.results"
+
+
+def test_an_input_without_items_is_a_warning_not_a_silent_success() -> None:
+    rendered = render([])
+    assert rendered.code == 0
+    (warning,) = rendered.results
+    assert warning["severity"] == "warning"
+    assert warning["message"].startswith("the input has no items: nothing was rendered")
+    assert render([], config("problems")).results == rendered.results

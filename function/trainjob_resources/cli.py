@@ -118,6 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     without_pydantic_plugins()
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
+        if _stdin_is_a_terminal():
+            sys.stderr.write(f"trainjob-resources: expected a ResourceList on stdin (not a terminal)\n\n{USAGE}")
+            return 2
         from .process import process
 
         return as_main(process)
@@ -139,15 +142,54 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 2
 
 
+def _stdin_is_a_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):  # closed or replaced
+        return False
+
+
 # Each subcommand lives in its own module, imported only when asked for (start-up time).
 SUBCOMMANDS = {"render": ".render_cli", "explain": ".explain_cli"}
 
-USAGE = """\
-usage: trainjob-resources                 KRM function: ResourceList on stdin, ResourceList on stdout
-       trainjob-resources render [PATH ...] [--config FILE]
-       trainjob-resources explain [PATH ...] [--format table|json|markdown] [--config FILE]
-       trainjob-resources --version
+DOCS_URL = "https://github.com/trainjob-resources/trainjob-resources"
 
-Lets TrainJob runtimePatches carry container `resources` and materializes them into derived
-runtimes that Kubeflow Trainer accepts. See README.md.
+USAGE = f"""\
+usage: trainjob-resources                     KRM function: ResourceList on stdin, ResourceList on stdout
+       trainjob-resources render [PATH ...] [--config FILE] [--config-from-env] [--namespace NS] [-v]
+       trainjob-resources explain [PATH ...] [--format table|json|markdown] [--config FILE] [--namespace NS]
+       trainjob-resources --help | --version
+       (`render --help` and `explain --help` describe their options in full)
+
+Lets a Kubeflow Trainer TrainJob write container `resources` in any spec.runtimePatches[]
+ContainerPatch (the Trainer API has no such field) and materializes them into derived runtimes
+the API accepts: each TrainJob then points at a runtime sized as its patches ask.
+
+As a KRM function (kustomize transformer, kpt pipeline or `kpt fn eval`) it reads a ResourceList,
+YAML or JSON, and writes it back with items rewritten and results; exit 1 when a result is an error.
+`render` does the same for files, folders (kustomizations built first) or - (stdin) and prints the
+manifests (Argo CD plugins, CI); `explain` prints what every TrainJob's pods request and limit.
+
+functionConfig: none, a v1 ConfigMap (the options under `data`, as strings), or
+  apiVersion: fn.trainjob-resources.io/v1alpha1
+  kind: TrainJobResources
+  metadata: {{name: trainjob-resources}}
+  spec:
+    mode: materialize               # materialize (default): derived runtimes | native: validate only
+    derivedRuntimeKind: TrainingRuntime  # TrainingRuntime (default) | ClusterTrainingRuntime
+    trainerResources: error         # error (default) | moveToResourcesPerNode
+    namespacePolicy: error          # LimitRange/ResourceQuota findings: error (default) | warning | off
+    maxPerContainer: {{memory: 128Gi}}  # platform maximum per container and resource
+    allowedResources: [cpu, memory, nvidia.com/gpu]  # the only resource names containers may use
+    allowGpuInSidecars: true        # true (default) | false
+    gpuResources: [nvidia.com/gpu]  # default: nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu, gpu.intel.com/*
+    results: all                    # all (default) | problems: warnings and errors | summary: and one info
+
+Examples:
+  kustomize build --enable-alpha-plugins --enable-exec overlays/prod   # listed under transformers:
+  kpt fn eval --exec trainjob-resources .
+  trainjob-resources render overlays/prod --config trainjob-resources.yaml > rendered.yaml
+  trainjob-resources explain overlays/prod --format markdown
+
+Docs: {DOCS_URL} (README.md and docs/)
 """

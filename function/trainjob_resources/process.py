@@ -31,7 +31,7 @@ from .models import CLUSTER_RUNTIME_KIND, TrainJob, parse_trainjob, resources_pe
 from .policy import evaluate
 from .provenance import DERIVED_FROM, ProvenanceError, dump, has_provenance, restore
 from .records import MutableRecord
-from .reporting import Tally, reported
+from .reporting import EMPTY_INPUT, Tally, reported
 from .sites import ContainerSite, container_sites, job_sites
 from .validate import (
     validate_container_site,
@@ -71,6 +71,8 @@ def process(resource_list: ResourceList) -> ResourceList:
                 Result(f"functionConfig: {v.message}", "error", ref, v.path, v.current_value, None, file)
             )
         return resource_list
+    if not resource_list.items:
+        resource_list.results.append(Result(EMPTY_INPUT, "warning"))
     bundle = index(resource_list.items)
     for entry in bundle.runtimes.values():
         for v in entry.violations:

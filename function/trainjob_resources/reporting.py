@@ -49,6 +49,11 @@ def _s(count: int) -> str:
 
 
 KEPT: Final = ("error", "warning")
+# An Argo CD plugin or a pipeline that applies an empty render prunes everything it deployed before.
+EMPTY_INPUT: Final = (
+    "the input has no items: nothing was rendered (check the paths, the kustomization's resources or the "
+    "package; a GitOps tool that applies an empty render deletes what it deployed before)"
+)
 
 
 def reported(results: Sequence[Result], option: str, tally: Tally) -> list[Result]:

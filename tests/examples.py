@@ -121,6 +121,11 @@ def write_docker_shim(bin_dir: Path, log: Path) -> None:
     shim.chmod(0o755)
 
 
+def expected_path(example: str, build: str | None = None) -> Path:
+    """The golden of an example's build: beside the example's README, or beside an overlay's kustomization."""
+    return EXAMPLES / example / (build or "") / "expected.yaml"
+
+
 def overlay_builds() -> list[tuple[str, str]]:
     return [(example, build) for example, builds in OVERLAY_BUILDS.items() for build in builds]
 
@@ -289,7 +294,7 @@ def regenerate(kubectl: str, kpt: str) -> list[Path]:
             target.write_text(kubectl_build(kubectl, example, work / str(index)))
             written.append(target)
         for index, (example, build) in enumerate(overlay_builds()):
-            target = EXAMPLES / example / build / "expected.yaml"
+            target = expected_path(example, build)
             target.write_text(kubectl_build(kubectl, example, work / f"overlay-{index}", build))
             written.append(target)
         target = EXAMPLES / "kpt" / "expected.yaml"

@@ -29,6 +29,7 @@ from tests.examples import (
     cmp_generate,
     cmp_run,
     documents,
+    expected_path,
     identity,
     kpt_render,
     kpt_unwrapped,
@@ -56,7 +57,7 @@ def test_kustomize_example_matches_its_golden(kubectl: str, example: str, tmp_pa
 @pytest.mark.parametrize(("example", "build"), overlay_builds())
 def test_overlay_matches_its_golden(kubectl: str, example: str, build: str, tmp_path: Path) -> None:
     out = kubectl_build(kubectl, example, tmp_path, build)
-    assert out == (EXAMPLES / example / build / "expected.yaml").read_text()
+    assert out == expected_path(example, build).read_text()
     assert_rendered(documents(out))
 
 

@@ -1,0 +1,96 @@
+"""Every command in the README and the examples' READMEs is one the suite runs as written, or the
+exact equivalent the suite can run here (kubectl's kustomize with the container stand-in for an
+exec function, see tests/examples.py); a command nobody runs fails this test."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.examples import EXAMPLES, KPT_PACKAGE, KUSTOMIZE_BUILDS, OVERLAY_BUILDS, documents, expected_path, tool_env
+
+ROOT = EXAMPLES.parent
+READMES = [ROOT / "README.md", *sorted(EXAMPLES.rglob("README.md"))]
+_BLOCK = re.compile(r"^```(?:sh|shell|bash)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def commands(readme: Path) -> list[tuple[str, list[str]]]:
+    """(folder the command runs in, relative to the root; its words) for each command line of the
+    README's shell blocks; a ``cd`` changes the folder of the commands after it in its block."""
+    out: list[tuple[str, list[str]]] = []
+    for block in _BLOCK.findall(readme.read_text()):
+        folder = "."
+        for line in block.splitlines():
+            words = shlex.split(line, comments=True)
+            if not words:
+                continue
+            if words[0] == "cd":
+                folder = words[1]
+                continue
+            out.append((folder, words))
+    return out
+
+
+def kustomize_builds() -> dict[str, Path]:
+    """Every kustomization the suite builds and checks against a golden: its path -> the golden."""
+    builds = {f"kustomization-examples/{e}/{b}": expected_path(e) for e, b in KUSTOMIZE_BUILDS.items()}
+    for example, overlays in OVERLAY_BUILDS.items():
+        for build in overlays:
+            builds[f"kustomization-examples/{example}/{build}"] = expected_path(example, build)
+    return {str(Path(path)): golden for path, golden in builds.items()}
+
+
+ALL = [(readme.relative_to(ROOT), folder, words) for readme in READMES for folder, words in commands(readme)]
+
+
+def test_the_readmes_have_commands() -> None:
+    assert len(ALL) >= 8
+
+
+@pytest.mark.parametrize(("readme", "folder", "words"), ALL, ids=lambda v: str(v) if isinstance(v, Path) else None)
+def test_each_readme_command_is_run_by_the_suite(readme: Path, folder: str, words: list[str]) -> None:
+    command = " ".join(words)
+    if words[:2] in (["make", "example"], ["make", "test"]):
+        recipe = (ROOT / "Makefile").read_text()
+        if words[1] == "example":
+            case = re.search(r"^example:.*\n\t\$\(BIN\)/trainjob-resources < (\S+)$", recipe, re.MULTILINE)
+            assert case is not None and (ROOT / case.group(1)).is_file(), "make example runs a golden's input"
+            assert (ROOT / case.group(1)).with_name("expected.yaml").is_file()
+        return  # `make test` is what CI runs
+    if words[:2] == ["kustomize", "build"] or words[:2] == ["kubectl", "kustomize"]:
+        assert folder == "."
+        flags = {w for w in words[2:] if w.startswith("--")}
+        path = [w for w in words[2:] if not w.startswith("--")]
+        assert len(path) == 1, command
+        assert str(Path(path[0])) in kustomize_builds(), f"{readme}: `{command}` builds nothing the suite checks"
+        assert "--enable-alpha-plugins" in flags
+        return
+    if words[:3] == ["kpt", "fn", "render"]:
+        assert (ROOT / folder).resolve() == KPT_PACKAGE.resolve(), f"{readme}: `{command}` is run in the package"
+        assert set(words[3:]) <= {"--allow-exec", "-o", "unwrap"}, command
+        return
+    if words[:3] == [".venv/bin/python", "-m", "tests.examples"]:
+        assert (ROOT / "tests" / "examples.py").is_file()
+        return
+    pytest.fail(f"{readme}: `{command}` is run by no test: add it here, or change the README")
+
+
+def test_the_kpt_commands_run_as_written(kpt: str, tmp_path: Path) -> None:
+    """``cd kustomization-examples/kpt/package`` then each ``kpt`` line of its README, in a copy."""
+    readme = EXAMPLES / "kpt" / "README.md"
+    kpt_commands = [words for folder, words in commands(readme) if words[0] == "kpt"]
+    assert kpt_commands
+    for words in kpt_commands:
+        package = tmp_path / f"package-{len(list(tmp_path.iterdir()))}"
+        shutil.copytree(KPT_PACKAGE, package)
+        done = subprocess.run(
+            [kpt, *words[1:]], cwd=package, capture_output=True, text=True, env=tool_env(), check=False
+        )
+        assert done.returncode == 0, f"`{' '.join(words)}`: {done.stderr}"
+        if "unwrap" in words:
+            assert documents(done.stdout) == documents((EXAMPLES / "kpt" / "expected.yaml").read_text())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -82,3 +83,33 @@ def test_an_input_without_items_is_a_warning_not_a_silent_success() -> None:
     assert warning["severity"] == "warning"
     assert warning["message"].startswith("the input has no items: nothing was rendered")
     assert render([], config("problems")).results == rendered.results
+
+
+def _cli(tmp_path: Path, command: str, *extra: str) -> tuple[int, str, str]:
+    import subprocess
+    import sys
+
+    import yaml
+
+    (tmp_path / "all.yaml").write_text(yaml.safe_dump_all([o for o in bundle() if o["metadata"]["name"] != "bad"]))
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config("all")))
+    args = [sys.executable, "-m", "trainjob_resources", command, str(tmp_path / "all.yaml")]
+    done = subprocess.run(
+        [*args, "--config", str(tmp_path / "config.yaml"), *extra], capture_output=True, text=True, check=False
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_the_render_flag_overrides_the_functionconfig(tmp_path: Path) -> None:
+    code, out, everything = _cli(tmp_path, "render", "-v")
+    assert code == 0
+    assert any(line.startswith("info") for line in everything.splitlines())
+    code, problems_out, problems = _cli(tmp_path, "render", "-v", "--results", "problems")
+    assert (code, problems_out) == (0, out)
+    assert problems.splitlines() == [line for line in everything.splitlines() if line.startswith("warning")]
+    code, _, summary = _cli(tmp_path, "render", "-v", "--results", "summary")
+    assert summary.splitlines() == [
+        *problems.splitlines(),
+        "info: 4 TrainJobs: 2 rewritten (1 derived runtime), 0 unchanged, "
+        "2 passed through unchecked (runtime not in the bundle), 0 with errors",
+    ]

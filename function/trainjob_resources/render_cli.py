@@ -112,6 +112,9 @@ def _parser() -> argparse.ArgumentParser:
         help="namespace of TrainJobs and TrainingRuntimes that name none (they are printed with it)",
     )
     parser.add_argument("--verbose", "-v", action="store_true", help="also print what was changed, to stderr")
+    from .reporting import RESULTS_HELP, RESULTS_OPTIONS
+
+    parser.add_argument("--results", choices=RESULTS_OPTIONS, help=f"{RESULTS_HELP}; overrides the functionConfig's")
     return parser
 
 
@@ -127,6 +130,9 @@ def _render(options: argparse.Namespace) -> int:
     )
     if inputs.errors:
         return _fail(inputs.errors, options, environ)
+    from .reporting import with_results_option
+
+    resource_list.function_config = with_results_option(resource_list.function_config, options.results)
     result = process(resource_list)
     errors = [r.display() for r in result.results if r.severity == "error"]
     for line in (r.display() for r in result.results if r.severity == "warning"):

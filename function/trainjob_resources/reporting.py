@@ -10,8 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from .krm import Result
+from .krm import Item, Result
 from .records import MutableRecord
+
+RESULTS_OPTIONS: Final = ("all", "summary", "problems")
+RESULTS_HELP: Final = "which results to report: all (default), problems (warnings and errors), summary (and one info)"
 
 
 class Tally(MutableRecord):
@@ -64,3 +67,24 @@ def reported(results: Sequence[Result], option: str, tally: Tally) -> list[Resul
     if option == "summary":
         kept.append(Result(tally.text(), "info"))
     return kept
+
+
+def with_results_option(config: Item | None, value: str | None) -> Item | None:
+    """The functionConfig with its ``results`` option set to ``value`` (a command-line flag wins over
+    the file), or a ConfigMap holding only that option when there was none."""
+    if value is None:
+        return config
+    from yaml.nodes import MappingNode
+
+    from . import yamlnodes as yn
+    from .config import CONFIG_KIND
+
+    if config is None:
+        node = yn.from_python({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "trainjob-resources"}})
+        config = Item(node)
+    section = "spec" if config.kind == CONFIG_KIND else "data"
+    node = config.node
+    assert isinstance(node, MappingNode)
+    yn.set_key(yn.ensure_map(node, section), "results", yn.str_node(value))
+    config.touched()
+    return config

@@ -1,7 +1,8 @@
 """Golden cases in the kyaml framework's layout, and the one command that regenerates them.
 
 ``tests/testdata/success/<case>/input.yaml`` -> ``expected.yaml`` (the whole output ResourceList, exit 0);
-``tests/testdata/error/<case>/input.yaml`` -> ``results.yaml`` (the results, exit 1).
+``tests/testdata/error/<case>/input.yaml`` -> ``results.yaml`` (the results, exit 1) and ``stderr.txt``
+(the lines kustomize shows: what users read).
 Regenerate with ``make goldens`` and review the diff.
 """
 
@@ -38,9 +39,10 @@ def regenerate() -> None:
         _, out, _ = run_function((case / "input.yaml").read_bytes())
         (case / "expected.yaml").write_bytes(out)
     for case in cases("error"):
-        _, out, _ = run_function((case / "input.yaml").read_bytes())
+        _, out, err = run_function((case / "input.yaml").read_bytes())
         text = yaml.safe_dump(results_of(out), sort_keys=False, allow_unicode=True, width=1 << 30)
         (case / "results.yaml").write_text(text)
+        (case / "stderr.txt").write_text(err)
     print(f"regenerated {len(cases('success'))} success and {len(cases('error'))} error goldens", file=sys.stderr)
 
 

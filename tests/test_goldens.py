@@ -35,6 +35,7 @@ def test_error_case(case: Path) -> None:
     assert "Traceback" not in err
     expected = yaml.safe_load((case / "results.yaml").read_text())
     assert results_of(out) == expected
+    assert err == (case / "stderr.txt").read_text()
     assert any(r["severity"] == "error" for r in expected)
     items_in = yaml.safe_load(data).get("items") or []
     items_out = yaml.safe_load(out).get("items") or []

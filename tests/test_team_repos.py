@@ -111,3 +111,13 @@ def test_a_previous_name_of_another_kind_does_not_count() -> None:
     rendered = render([runtime, sized()])
     assert rendered.code == 1
     assert "is not in the bundle" in rendered.errors()[0]["message"]
+
+
+def test_native_mode_follows_a_renamed_runtime_too() -> None:
+    runtime = renamed(trainer_runtime("torch", [SIDECAR]), "team-a-torch")
+    native = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"mode": "native"}}
+    rendered = render([runtime, sized()], native)
+    assert rendered.code == 0, rendered.errors()
+    (job,) = [o for o in rendered.items if o["kind"] == "TrainJob"]
+    assert job["spec"]["runtimeRef"]["name"] == "team-a-torch"
+    assert job["spec"]["runtimePatches"] == sized()["spec"]["runtimePatches"], "native keeps the patches"

@@ -177,13 +177,13 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
     outcome = Outcome(found)
     if not outcome.failed:
         outcome.violations += memo.evaluate(trainjob, per_node, item.namespace, entry, sites, bundle, config)
-    if outcome.failed or config.mode == "native":
+    if outcome.failed:
         return outcome
-    if not overrides:
+    if config.mode == "native" or not overrides:
         if resolution.renamed:
             outcome.node = work
             outcome.changes.append(f"runtimeRef.name set to {entry.item.name!r}, the runtime's name after kustomize")
-        elif work is not None:
+        elif work is not None and config.mode != "native":
             outcome.node = work
             outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
         return outcome

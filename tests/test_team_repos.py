@@ -4,6 +4,7 @@ by kustomize, misspelled runtime names."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 from tests.support import container_patch, render, trainer_runtime, trainjob
@@ -121,3 +122,37 @@ def test_native_mode_follows_a_renamed_runtime_too() -> None:
     (job,) = [o for o in rendered.items if o["kind"] == "TrainJob"]
     assert job["spec"]["runtimeRef"]["name"] == "team-a-torch"
     assert job["spec"]["runtimePatches"] == sized()["spec"]["runtimePatches"], "native keeps the patches"
+
+
+def test_kustomize_reads_a_local_config_runtime_and_emits_only_the_derived_one(kubectl: str, tmp_path: Path) -> None:
+    """The container example with its runtime marked as the platform's (local-config), built by the
+    real kustomize: the runtime is read, not emitted; the derived runtime and the TrainJob are."""
+    import os
+    import shutil
+    import subprocess
+
+    from tests.examples import EXAMPLES, documents, write_docker_shim
+
+    copy = tmp_path / "example"
+    shutil.copytree(EXAMPLES / "container", copy)
+    runtime = copy / "runtime.yaml"
+    text = runtime.read_text()
+    runtime.write_text(
+        text.replace("metadata:\n", 'metadata:\n  annotations:\n    config.kubernetes.io/local-config: "true"\n', 1)
+    )
+    write_docker_shim(tmp_path / "bin", tmp_path / "docker.log")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(
+        [kubectl, "kustomize", "--enable-alpha-plugins", str(copy)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    objects = documents(done.stdout)
+    assert sorted(o["kind"] for o in objects) == ["TrainJob", "TrainingRuntime"]
+    (job,) = [o for o in objects if o["kind"] == "TrainJob"]
+    (derived,) = [o for o in objects if o["kind"] == "TrainingRuntime"]
+    assert job["spec"]["runtimeRef"]["name"] == derived["metadata"]["name"]
+    assert "config.kubernetes.io/local-config" not in derived["metadata"].get("annotations", {})

@@ -19,7 +19,7 @@ from .effective import PER_NODE_SOURCE, RUNTIME_SOURCE, Effective, Source, effec
 from .krm import ResourceRef, Result
 from .models import TrainJob, resources_per_node
 from .podmath import ContainerResources, PodResources, ResourceList, Section, add, pod_limits, pod_requests, scale
-from .quantity import Quantity, QuantityError, parse_quantity
+from .quantity import Quantity, QuantityError, invalid, parse_quantity
 from .records import MutableRecord, Record
 from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, ContainerInfo, ContainerList, ReplicatedJob
 from .sites import ContainerSite
@@ -263,7 +263,7 @@ def _container(
                 problems.append(
                     Violation(
                         path or RUNTIME_REF_PATH,
-                        f"{section}.{name} of {where} is not a quantity ({err}): left out of every total",
+                        f"{section}.{name} of {where} is left out of every total: {invalid(raw, err)[0]}",
                         "warning",
                         current_value=raw,
                     )
@@ -318,7 +318,7 @@ def _quantities(values: Any, what: str, problems: list[Violation]) -> ResourceLi
             problems.append(
                 Violation(
                     RUNTIME_REF_PATH,
-                    f"{what} {name} is not a quantity ({err}): left out",
+                    f"{what} {name} is left out: {invalid(raw, err)[0]}",
                     "warning",
                     current_value=raw,
                 )

@@ -45,6 +45,7 @@ from .quantity import QuantityError, parse_quantity
 
 MAX_NAME = 63
 HASH_LENGTH = 10
+_MAX_DECIMAL_BITS = 3000  # about 900 digits, far below Python's limit on int-to-decimal conversion
 _INTEGER = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.Atoi, which Argo CD reads waves with, accepts
 # Bumped only with a change of what the name hashes; tests/test_names.py pins the names it gives.
 NAME_SCHEME_VERSION = "1"
@@ -135,6 +136,8 @@ def canonical_quantity(raw: Any) -> Any:
     coefficient, exponent = quantity.coefficient, quantity.exponent
     if coefficient == 0:
         return "0"
+    if coefficient.bit_length() > _MAX_DECIMAL_BITS:  # absurd, but valid: written in hex, as it is
+        return f"{coefficient:#x}e{exponent}"
     while coefficient % 10 == 0:
         coefficient //= 10
         exponent += 1

@@ -296,7 +296,7 @@ def test_another_manager_of_the_label_is_kept() -> None:
 
 
 def old_output() -> list[dict[str, Any]]:
-    """What releases before 0.2 wrote: the old prefix, and a name that hashed the base's spec."""
+    """What earlier versions wrote: the old prefix, and a name that hashed the base's spec."""
     out = render([runtime(), job("a"), job("b", memory("32Gi"))])
     items = copy.deepcopy(out.items)
     renamed = {}

@@ -23,7 +23,7 @@ from .records import Record as _Record
 # The project's own domain, the functionConfig's API group (config.CONFIG_API_VERSION): every
 # annotation and label this function writes starts with it.
 PREFIX = "fn.trainjob-resources.io/"
-# What releases before 0.2 wrote (Kubeflow's domain, not ours): still read, so that their output
+# What earlier versions wrote (Kubeflow's domain, not ours): still read, so that their output
 # re-renders; never written.
 OLD_PREFIX = "trainjob-resources.kubeflow.org/"
 DERIVED_FROM = PREFIX + "derived-from"
@@ -37,7 +37,7 @@ SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 
 
 def old(key: str) -> str:
-    """The annotation ``key`` as releases before 0.2 spelt it."""
+    """The annotation ``key`` as earlier versions spelt it."""
     return OLD_PREFIX + key.removeprefix(PREFIX)
 
 

@@ -93,6 +93,17 @@ def test_a_base_edit_keeps_every_runtime_ref_and_updates_the_derived_content(edi
             assert container["resources"]["limits"]["memory"] in ("64Gi", "32Gi"), "the override still wins"
 
 
+def test_a_trainjob_rendered_with_a_derived_runtime_keeps_it_when_the_base_catches_up() -> None:
+    once = render([runtime(), job("a")])
+    written_back = copy.deepcopy(once.items)
+    container_of(base_of(written_back), "node", "initContainers", "data-loader")["resources"] = memory("64Gi")
+    again = render(written_back)
+    assert refs(again) == refs(once), "the override now equals the base, but the runtimeRef is immutable"
+    assert render([runtime(resources=memory("64Gi")), job("a")]).of_kind("TrainingRuntime") == [], (
+        "a TrainJob rendered for the first time derives nothing"
+    )
+
+
 def test_rendering_the_written_back_output_after_a_base_edit_keeps_runtime_refs() -> None:
     once = render([runtime(), job("a"), job("b", memory("32Gi"))])
     written_back = copy.deepcopy(once.items)

@@ -39,6 +39,7 @@ from .provenance import (
     DERIVED_FROM,
     JOB_CHAIN,
     POD_CHAIN,
+    RUNTIME_REF,
     SYNC_WAVE,
     ProvenanceError,
     dump,
@@ -107,9 +108,7 @@ def process(resource_list: ResourceList) -> ResourceList:
                 item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value)
             )
         if outcome.failed or outcome.node is None:
-            current = _current_ref(item)
-            if current in bundle.derived:
-                uses[id(item)] = current
+            uses[id(item)] = _current_ref(item)  # placed first if it is a derived runtime
         else:
             item.node = outcome.node
             if outcome.derived is not None:
@@ -411,14 +410,19 @@ class Memo:
 
 
 class Plan(Record):
-    __slots__ = ("described", "effective", "overrides", "spelling")
+    __slots__ = ("described", "effective", "overrides", "spelling", "unchanged")
 
     def __init__(
-        self, effective: dict[ContainerKey, Effective], overrides: dict[str, Any], described: list[str]
+        self,
+        effective: dict[ContainerKey, Effective],
+        overrides: dict[str, Any],
+        described: list[str],
+        unchanged: bool = False,
     ) -> None:
-        self.effective: Final = effective  # empty when the overrides change nothing: nothing is derived
+        self.effective: Final = effective  # empty when no patch says anything: nothing is derived
         self.overrides: Final = overrides
         self.described: Final = described
+        self.unchanged: Final = unchanged  # every patched container ends up as the runtime has it
         self.spelling: Final = dump(overrides_of(effective))
 
 
@@ -430,10 +434,16 @@ def _plan(entry: RuntimeEntry, all_effective: dict[ContainerKey, Effective], sit
     # A container whose patches say nothing (``{}``, ``limits: {}``) is not touched, nor named.
     canonical = {k: patch for k in sorted(composed) if (patch := canonical_patch(composed[k]))}
     effective = {k: all_effective[k] for k in canonical}
-    if not effective or all(_unchanged(e) for e in effective.values()):
+    if not effective:
         return Plan({}, {}, [])
     overrides = {"/".join(k): patch for k, patch in canonical.items()}
-    return Plan(effective, overrides, [_describe(k, e) for k, e in sorted(effective.items())])
+    described = [_describe(k, e) for k, e in sorted(effective.items())]
+    return Plan(effective, overrides, described, all(_unchanged(e) for e in effective.values()))
+
+
+def _was_derived(item: Item) -> bool:
+    """Whether a previous render pointed the TrainJob at a derived runtime."""
+    return item.annotation(RUNTIME_REF) is not None or item.annotation(old(RUNTIME_REF)) is not None
 
 
 def _unchanged(effective: Effective) -> bool:
@@ -486,7 +496,9 @@ def _materialize(
     kind = config.derived_runtime_kind
     plan = memo.plan(entry, all_effective, sites)
     derived: Derived | None = None
-    if plan.effective:
+    # Overrides equal to the runtime's derive nothing, unless the TrainJob already points at a
+    # derived runtime: a base edit must not take its (immutable) runtimeRef back.
+    if plan.effective and (not plan.unchanged or _was_derived(item)):
         name = memo.derived_name(entry, kind, item.namespace, plan.overrides)
         identity = (kind, "" if kind == CLUSTER_RUNTIME_KIND else item.namespace, name)
         clash = bundle.names.get(identity)

@@ -7,6 +7,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from trainjob_resources.provenance import RUNTIME_REF
+
 from tests.support import container_patch, render, trainer_runtime, trainjob
 
 SIDECAR = {"name": "data-loader", "image": "loader", "restartPolicy": "Always"}
@@ -87,7 +89,7 @@ def test_a_runtime_renamed_by_kustomize_is_found_by_its_previous_name_and_the_re
     assert jobs["sized"]["spec"]["runtimeRef"]["name"].startswith("team-a-torch-")
     derived = [o for o in rendered.items if o["kind"] == "TrainingRuntime"]
     assert [d["metadata"]["name"] for d in derived] == [jobs["sized"]["spec"]["runtimeRef"]["name"]]
-    recorded = jobs["sized"]["metadata"]["annotations"]["trainjob-resources.kubeflow.org/runtime-ref"]
+    recorded = jobs["sized"]["metadata"]["annotations"][RUNTIME_REF]
     assert '"name":"team-a-torch"' in recorded, "a re-render resolves the new name directly"
 
 

@@ -62,7 +62,7 @@ CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, object, object]]]] =
         {"requests": {"Memory": "1Gi"}},
         [
             (f"{R}.requests.Memory", NOT_STANDARD, "Memory", None),
-            (f"{R}.requests.Memory", NOT_CONTAINER, "Memory", "memory"),
+            (f"{R}.requests.Memory", f"{NOT_CONTAINER}: did you mean 'memory'?", "Memory", "memory"),
         ],
     ),
     (
@@ -303,7 +303,7 @@ def test_validate_resource_requirements(
         ("kubernetes.io/anything", []),
         ("storage", [NOT_CONTAINER]),
         ("requests.hugepages-2Mi", [NOT_CONTAINER]),
-        ("CPU", [NOT_STANDARD, NOT_CONTAINER]),
+        ("CPU", [NOT_STANDARD, f"{NOT_CONTAINER}: did you mean 'cpu'?"]),
         ("", ["name part must be non-empty", f"name part {QNAME}", NOT_CONTAINER]),
         ("/gpu", ["prefix part must be non-empty", NOT_EXTENDED]),
         ("example.com/", ["name part must be non-empty", f"name part {QNAME}", NOT_EXTENDED]),

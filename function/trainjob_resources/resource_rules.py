@@ -68,7 +68,7 @@ def validate_resource_name(name: object, path: str) -> list[Violation]:
     if not out and unqualified and not _is_standard(name):
         out.append(Violation(path, "must be a standard resource type or fully qualified", current_value=name))
     if unqualified and not _is_standard_container(name):
-        message = "must be a standard resource for containers"
+        message = "must be a standard resource for containers" + (f": did you mean {fix!r}?" if fix else "")
         out.append(Violation(path, message, current_value=name, proposed_value=fix))
     elif not unqualified and not _is_native(name) and not _is_extended(name):
         out.append(Violation(path, "doesn't follow extended resource name standard", current_value=name))

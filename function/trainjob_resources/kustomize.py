@@ -413,10 +413,10 @@ def build(found: Plan, reader: Reader, timeout: float = DEFAULT_TIMEOUT) -> str:
         directory = mirror(found, reader, tree)
         try:
             argv = command(directory)
-        except RenderError as err:
-            raise RenderError(f"{shown(found.label)}: has a kustomization; {err}") from None
+        except RenderError as missing:
+            raise RenderError(f"{shown(found.label)}: has a kustomization; {missing}") from None
         env = {"PATH": "/nonexistent", "HOME": work, "LC_ALL": "C", "KUSTOMIZE_PLUGIN_HOME": "/nonexistent"}
-        code, out, err, timed_out = _run(argv, env, work, timeout, reader.budget.bytes_left)
+        code, out, stderr, timed_out = _run(argv, env, work, timeout, reader.budget.bytes_left)
         tool = "kustomize build" if os.path.basename(argv[0]) == "kustomize" else "kubectl kustomize"
         if timed_out:
             raise RenderError(f"{shown(found.label)}: `{tool}` did not finish within {timeout:g} s; stopped")
@@ -426,7 +426,7 @@ def build(found: Plan, reader: Reader, timeout: float = DEFAULT_TIMEOUT) -> str:
                 "of the render's input limit; stopped"
             )
         if code != 0:
-            summary = _summary(err, tree, found.root)
+            summary = _summary(stderr, tree, found.root)
             raise RenderError(f"{shown(found.label)}: `{tool}` failed (exit {code}): {summary}")
     reader.budget.take_bytes(len(out), found.label)
     try:

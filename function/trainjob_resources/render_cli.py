@@ -318,7 +318,7 @@ def _read_path_or_fail(raw: str, inputs: Inputs, skip: set[str], default_root: R
     if real is None:
         return
     if os.path.isdir(real):
-        _read_dir(real, raw, root, inputs, skip, timeout, 0)
+        _read_dir(real, raw, root, inputs, skip, timeout)
     elif os.path.isfile(real):
         if reader.first_time(real, raw):
             _read_file(real, raw, inputs)
@@ -328,9 +328,41 @@ def _read_path_or_fail(raw: str, inputs: Inputs, skip: set[str], default_root: R
         raise RenderError(f"{shown(raw)}: a broken symbolic link")
 
 
-def _read_dir(
-    real_dir: str, label: str, root: Root, inputs: Inputs, skip: set[str], timeout: float, depth: int
+def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, skip: set[str], timeout: float) -> None:
+    """A folder: first walked whole (each real folder and file once, every size from stat, the sum
+    checked against the budget), then read in name order, kustomizations built where found."""
+    from . import kustomize
+
+    tasks: list[tuple[str, str, int | None]] = []
+    _walk(real_dir, label, root, inputs, skip, tasks, 0)
+    inputs.reader.budget.take_bytes(sum(size or 0 for _, _, size in tasks), label)
+    for real, entry_label, size in tasks:
+        if size is not None:
+            data = inputs.reader.read_bytes(real, entry_label, reserved=size)
+            if data is not None:
+                _read_text(_decode(data, entry_label), shown(entry_label), inputs)
+            continue
+        errors = len(inputs.errors)
+        plan = kustomize.plan(real, entry_label, root, inputs.reader)
+        if len(inputs.errors) > errors:
+            continue
+        text = kustomize.build(plan, inputs.reader, timeout)
+        inputs.configs.extend((found.node, found.label) for found in plan.configs)
+        if not plan.configs:
+            inputs.unconfigured.append(entry_label)
+        _read_text(text, shown(entry_label), inputs)
+
+
+def _walk(
+    real_dir: str,
+    label: str,
+    root: Root,
+    inputs: Inputs,
+    skip: set[str],
+    tasks: list[tuple[str, str, int | None]],
+    depth: int,
 ) -> None:
+    """What a folder holds to read, in order: files (with their size) and kustomization folders (None)."""
     from . import kustomize
     from .sources import MAX_FOLDER_DEPTH
 
@@ -340,21 +372,13 @@ def _read_dir(
     if depth > MAX_FOLDER_DEPTH:
         raise RenderError(f"{shown(label)}: folders nested more than {MAX_FOLDER_DEPTH} deep")
     if kustomize.kustomization_file(real_dir) is not None:
-        errors = len(reader.errors)
-        plan = kustomize.plan(real_dir, label, root, reader)
-        if len(reader.errors) > errors:
-            return
-        text = kustomize.build(plan, reader, timeout)
-        inputs.configs.extend((found.node, found.label) for found in plan.configs)
-        if not plan.configs:
-            inputs.unconfigured.append(label)
-        _read_text(text, label, inputs)
+        tasks.append((real_dir, label, None))
         return
-    for real, entry_label, is_dir in reader.walk(real_dir, label, root):
-        if is_dir:
-            _read_dir(real, entry_label, root, inputs, skip, timeout, depth + 1)
+    for real, entry_label, size in reader.walk(real_dir, label, root):
+        if size is None:
+            _walk(real, entry_label, root, inputs, skip, tasks, depth + 1)
         elif real not in skip and reader.first_time(real, entry_label):
-            _read_file(real, entry_label, inputs)
+            tasks.append((real, entry_label, size))
 
 
 def _read_file(real: str, label: str, inputs: Inputs) -> None:

@@ -104,9 +104,11 @@ class Reader:
         self.seen[real] = label
         return True
 
-    def read_bytes(self, real: str, label: str) -> bytes | None:
-        """The content of the regular file ``real`` (already resolved), within the budget; None,
-        with a note, for anything that is not a regular file (a FIFO, a device, a socket)."""
+    def read_bytes(self, real: str, label: str, reserved: int = 0) -> bytes | None:
+        """The content of the regular file ``real`` (already resolved), within the budget (of which
+        ``reserved`` bytes were taken for it already); None, with a note, for anything that is not a
+        regular file (a FIFO, a device, a socket)."""
+        self.budget.bytes_left += reserved
         flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(real, flags)
         try:
@@ -123,14 +125,14 @@ class Reader:
         finally:
             os.close(fd)
 
-    def walk(self, directory: str, label: str, root: Root) -> list[tuple[str, str, bool]]:
-        """The folder's entries worth reading, in name order, each (real path, label, is a folder);
-        hidden entries, other files, broken links and special files are reported, not returned."""
+    def walk(self, directory: str, label: str, root: Root) -> list[tuple[str, str, int | None]]:
+        """The folder's entries worth reading, in name order, each (real path, label, size; None for
+        a folder); hidden entries, other files, broken links and special files are reported, not returned."""
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
         self.budget.take_entries(len(entries), label)
         hidden: list[str] = []
         others: list[str] = []
-        out: list[tuple[str, str, bool]] = []
+        out: list[tuple[str, str, int | None]] = []
         for entry in entries:
             name = entry.name
             entry_label = os.path.join(label, name)
@@ -147,11 +149,11 @@ class Reader:
                 self.notes.append(f"note: {shown(entry_label)}: skipped: a broken symbolic link")
                 continue
             if stat.S_ISDIR(info.st_mode):
-                out.append((real, entry_label, True))
+                out.append((real, entry_label, None))
             elif not stat.S_ISREG(info.st_mode):
                 self.notes.append(f"note: {shown(entry_label)}: skipped: {_kind(info.st_mode)}, not a regular file")
             elif name.lower().endswith(MANIFEST_SUFFIXES):
-                out.append((real, entry_label, False))
+                out.append((real, entry_label, info.st_size))
             else:
                 others.append(name)
         if hidden:

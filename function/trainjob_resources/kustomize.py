@@ -388,7 +388,7 @@ def command(directory: str) -> list[str]:
 
 
 class Interrupted(BaseException):
-    """render was asked to stop (SIGTERM, SIGHUP) while kustomize ran."""
+    """render was asked to stop (SIGTERM, SIGHUP, SIGINT) while kustomize ran."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -450,7 +450,7 @@ def _run(
         start_new_session=True,
         preexec_fn=lambda: _limits(cpu),
     )
-    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
     out, err = bytearray(), bytearray()
     too_much = timed_out = False
     try:

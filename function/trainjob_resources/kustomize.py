@@ -330,8 +330,7 @@ class _Copier:
         if depth > MAX_FOLDER_DEPTH:
             raise RenderError(f"{shown(label)}: folders nested more than {MAX_FOLDER_DEPTH} deep")
         os.makedirs(self.target(real_dir), exist_ok=True)
-        entries = sorted(os.scandir(real_dir), key=lambda e: e.name)
-        self.reader.budget.take_entries(len(entries), label)
+        entries = self.reader.entries(real_dir, label)
         kustomization = self.plan.kustomizations.get(real_dir)
         for entry in entries:
             if entry.name == ".git":

@@ -206,3 +206,24 @@ def test_kubectl_kustomize_without_plugin_flags_refuses_a_function_config(kubect
     )
     assert done.returncode == 1
     assert "external plugins disabled; unable to load external plugin 'TrainJobResources'" in done.stderr
+
+
+def test_objects_of_a_kustomize_build_are_named_by_their_files(
+    kubectl: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    monkeypatch.setenv("PATH", str(Path(kubectl).parent))
+    shutil.copytree(EXAMPLES / "overlay-multi", tmp_path / "repo")
+    platform = write(tmp_path / "platform.yaml", CONFIG.format(name="platform", memory="1Gi"))
+    prod = tmp_path / "repo" / "overlays" / "prod"
+    code, out, err = run([str(prod), "--root", str(tmp_path / "repo"), "--config", str(platform)], capsys, monkeypatch)
+    assert (code, out) == (1, "")
+    assert f"error: {tmp_path}/repo/base/trainjobs.yaml: TrainJob ml-prod/llama-pretrain: " in err, err
+    assert "#" not in err.split(": TrainJob")[0], "a file, not a document number of kustomize's output"
+    kustomization = prod / "kustomization.yaml"
+    kustomization.write_text(kustomization.read_text() + "buildMetadata: [originAnnotations]\n")
+    code, out, err = run([str(prod), "--root", str(tmp_path / "repo")], capsys, monkeypatch)
+    assert code == 0, err
+    origins = [o["metadata"].get("annotations", {}).get("config.kubernetes.io/origin") for o in documents(out)]
+    assert origins[0] is not None, "asked for by the kustomization: kept"

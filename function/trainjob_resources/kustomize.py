@@ -64,6 +64,8 @@ BUILTINS = frozenset(
         "ValueAddTransformer",
     }
 )
+ORIGIN_OPTION = "originAnnotations"
+ORIGIN = "config.kubernetes.io/origin"
 DEFAULT_TIMEOUT = 60.0
 MAX_STDERR = 64 * 1024
 _REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/)")
@@ -96,6 +98,7 @@ class Plan:
     label: str
     kustomizations: dict[str, Kustomization] = field(default_factory=dict)
     configs: list[FoundConfig] = field(default_factory=list)
+    user_origins: bool = False  # the kustomization asks for origin annotations in its output itself
 
 
 def kustomization_file(real_dir: str) -> str | None:
@@ -338,7 +341,7 @@ class _Copier:
             path, entry_label = os.path.join(real_dir, entry.name), os.path.join(label, entry.name)
             if kustomization is not None and entry.name == kustomization.file_name:
                 with open(self.target(path), "w", encoding="utf-8") as out:
-                    out.write(_without_ours(kustomization))
+                    out.write(self.rewritten(kustomization))
             elif entry.is_symlink():
                 real = self.reader.resolve(path, entry_label, self.plan.root)
                 if not os.path.exists(real):
@@ -355,21 +358,29 @@ class _Copier:
             else:
                 self.reader.notes.append(f"note: {shown(entry_label)}: skipped: not a regular file")
 
+    def rewritten(self, kustomization: Kustomization) -> str:
+        """The kustomization without this function's entries; the one built also asks kustomize
+        to annotate each object with the file it came from, so that messages can name it."""
+        from yaml.nodes import MappingNode, SequenceNode
 
-def _without_ours(kustomization: Kustomization) -> str:
-    from yaml.nodes import SequenceNode
+        from . import yamlnodes as yn
 
-    from . import yamlnodes as yn
-
-    node = yn.deep_copy(kustomization.node)
-    assert isinstance(node, type(kustomization.node))
-    for key, indexes in kustomization.drop.items():
-        value = yn.get(node, key)
-        assert isinstance(value, SequenceNode)
-        value.value = [entry for index, entry in enumerate(value.value) if index not in indexes]
-        if not value.value:
-            yn.delete_key(node, key)
-    return yn.serialize(node)
+        node = yn.deep_copy(kustomization.node)
+        assert isinstance(node, MappingNode)
+        for key, indexes in kustomization.drop.items():
+            value = yn.get(node, key)
+            assert isinstance(value, SequenceNode)
+            value.value = [entry for index, entry in enumerate(value.value) if index not in indexes]
+            if not value.value:
+                yn.delete_key(node, key)
+        if kustomization.real_dir == self.plan.top:
+            metadata = yn.get(node, "buildMetadata")
+            asked = [yn.scalar(n) for n in metadata.value] if isinstance(metadata, SequenceNode) else []
+            self.plan.user_origins = ORIGIN_OPTION in asked
+            if not self.plan.user_origins:
+                kept = [n for n in metadata.value] if isinstance(metadata, SequenceNode) else []
+                yn.set_key(node, "buildMetadata", SequenceNode(yn.SEQ_TAG, [*kept, yn.str_node(ORIGIN_OPTION)]))
+        return yn.serialize(node)
 
 
 # Running kustomize

@@ -345,7 +345,40 @@ def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, skip: set[s
         inputs.configs.extend((found.node, found.label) for found in plan.configs)
         if not plan.configs:
             inputs.unconfigured.append(entry_label)
+        start = len(inputs.items)
         _read_text(text, shown(entry_label), inputs)
+        _name_origins(inputs, start, entry_label, keep=plan.user_origins)
+
+
+def _name_origins(inputs: Inputs, start: int, label: str, keep: bool) -> None:
+    """Each object of a kustomize build named by the file it came from (kustomize's origin
+    annotation, which render asked for), so that messages say ``overlays/prod/../../base/x.yaml``
+    rather than the build's document number; the annotation is removed unless the user asked for it."""
+    from yaml.nodes import MappingNode
+
+    from . import yamlnodes as yn
+    from .kustomize import ORIGIN
+
+    for item in inputs.items[start:]:
+        origin = item.annotation(ORIGIN)
+        if origin is None:
+            continue
+        try:
+            value = yn.get(yn.compose(origin), "path") or yn.get(yn.compose(origin), "configuredIn")
+        except yn.YamlInputError:
+            value = None
+        path = yn.scalar(value)
+        if path and not path.startswith(("http://", "https://")):
+            item.set_annotation(PATH_KEY, shown(os.path.normpath(os.path.join(label, path))))
+            item.set_annotation(INDEX_KEY, "0")
+        if not keep:
+            item.remove_annotation(ORIGIN)
+            annotations = yn.get_path(item.node, "metadata", "annotations")
+            if isinstance(annotations, MappingNode) and {yn.scalar(k) for k, _ in annotations.value} <= {
+                PATH_KEY,
+                INDEX_KEY,
+            }:
+                inputs.created_annotations[id(item.node)] = item.node  # kustomize made it for the origin
 
 
 def _walk(

@@ -75,9 +75,13 @@ def test_a_config_file_among_the_inputs_is_the_function_config_and_not_printed(
     code, out, err = run([str(tmp_path)], capsys, monkeypatch)
     assert (code, out) == (1, "")
     assert (
-        f"error: 2 trainjob-resources configs found ({tmp_path}/more/fn.yaml, {tmp_path}/trainjob-resources.yaml)"
-        in err
-    )
+        f"error: 2 trainjob-resources configs with different options found ({tmp_path}/more/fn.yaml, "
+        f"{tmp_path}/trainjob-resources.yaml); render applies the function once: keep one"
+    ) in err
+    write(tmp_path / "more" / "fn.yaml", CONFIG.format(name="other", memory="128Gi"))
+    code, out, err = run([str(tmp_path)], capsys, monkeypatch)
+    assert (code, err) == (0, ""), "the same options twice (a base's and an overlay's) are applied once"
+    assert kinds(out).count("TrainingRuntime") == 1
 
 
 def test_a_function_config_map_among_the_inputs_is_the_function_config(

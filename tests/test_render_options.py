@@ -231,3 +231,20 @@ def test_objects_of_a_kustomize_build_are_named_by_their_files(
     assert code == 0, err
     origins = [o["metadata"].get("annotations", {}).get("config.kubernetes.io/origin") for o in documents(out)]
     assert origins[0] is not None, "asked for by the kustomization: kept"
+
+
+def test_a_tenant_cap_joins_the_platforms_caps() -> None:
+    from trainjob_resources.config import LayerError, combine, layer_from_env, layer_from_object
+
+    platform = layer_from_object(
+        {"apiVersion": "v1", "kind": "ConfigMap", "data": {"maxPerContainer": "cpu=8,memory=64Gi"}}, "p.yaml", True
+    )
+    tenant = layer_from_env({"ARGOCD_ENV_MAX_PER_CONTAINER": "memory=32Gi,nvidia.com/gpu=1"})
+    assert tenant is not None
+    config = combine([platform, tenant])
+    assert config.max_per_container == {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "1"}
+    assert combine([tenant]).max_per_container == {"memory": "32Gi", "nvidia.com/gpu": "1"}, "no platform, no floor"
+    looser = layer_from_env({"ARGOCD_ENV_MAX_PER_CONTAINER": "memory=65Gi"})
+    assert looser is not None
+    with pytest.raises(LayerError, match=r"maxPerContainer \{memory: 65Gi\} would loosen"):
+        combine([platform, looser])

@@ -45,6 +45,11 @@ def kustomize_builds() -> dict[str, Path]:
     return {str(Path(path)): golden for path, golden in builds.items()}
 
 
+POST_RENDERERS = {
+    "./kustomization-examples/helm-post-renderer/post-render.sh",
+    "kustomization-examples/helm-post-renderer/post-render.sh",
+}
+
 ALL = [(readme.relative_to(ROOT), folder, words) for readme in READMES for folder, words in commands(readme)]
 
 
@@ -74,6 +79,13 @@ def test_each_readme_command_is_run_by_the_suite(readme: Path, folder: str, word
         assert (ROOT / folder).resolve() == KPT_PACKAGE.resolve(), f"{readme}: `{command}` is run in the package"
         assert set(words[3:]) <= {"--allow-exec", "-o", "unwrap"}, command
         return
+    if words[0] == "helm":
+        # No helm here (nor in CI): the post-renderer it runs is run as written below.
+        renderer = words[words.index("--post-renderer") + 1]
+        assert renderer in POST_RENDERERS, f"{readme}: `{command}` runs a post-renderer no test runs"
+        return
+    if words[0] in POST_RENDERERS:
+        return  # run as written by test_the_post_renderer_commands_run_as_written
     if words[:3] == [".venv/bin/python", "-m", "tests.examples"]:
         assert (ROOT / "tests" / "examples.py").is_file()
         return
@@ -94,3 +106,25 @@ def test_the_kpt_commands_run_as_written(kpt: str, tmp_path: Path) -> None:
         assert done.returncode == 0, f"`{' '.join(words)}`: {done.stderr}"
         if "unwrap" in words:
             assert documents(done.stdout) == documents((EXAMPLES / "kpt" / "expected.yaml").read_text())
+
+
+def test_the_post_renderer_commands_run_as_written(tmp_path: Path) -> None:
+    """Each README line that runs the Helm post-renderer on a file, as written, from the root."""
+    import os
+
+    from tests.examples import VENV_BIN
+
+    lines = [line for readme in READMES for block in _BLOCK.findall(readme.read_text()) for line in block.splitlines()]
+    runs = [line.split("#")[0].strip() for line in lines if line.split(" ")[0] in POST_RENDERERS]
+    assert runs
+    for line in runs:
+        done = subprocess.run(
+            ["sh", "-c", line],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={"PATH": f"{VENV_BIN}{os.pathsep}/usr/bin:/bin", "HOME": str(tmp_path)},
+            check=False,
+        )
+        assert (done.returncode, done.stderr) == (0, ""), line
+        assert done.stdout == (EXAMPLES / "helm-post-renderer" / "expected.yaml").read_text()

@@ -156,9 +156,11 @@ DOCS_URL = "https://github.com/trainjob-resources/trainjob-resources"
 
 USAGE = f"""\
 usage: trainjob-resources                     KRM function: ResourceList on stdin, ResourceList on stdout
-       trainjob-resources render [PATH ...] [--config FILE] [--config-from-env] [--namespace NS] [-v]
+       trainjob-resources render [PATH ...] [--config FILE] [--config-from-env] [--runtimes PATH]
+                                 [--namespace NS] [--output yaml|json] [--allow-empty] [-v]
                                  [--results all|problems|summary]
-       trainjob-resources explain [PATH ...] [--format table|json|markdown] [--config FILE] [--namespace NS]
+       trainjob-resources explain [PATH ...] [--format table|json|markdown] [--config FILE]
+                                  [--config-from-env] [--runtimes PATH] [--namespace NS]
        trainjob-resources --help | --version
        (`render --help` and `explain --help` describe their options in full)
 

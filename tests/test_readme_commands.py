@@ -12,7 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.examples import EXAMPLES, KPT_PACKAGE, KUSTOMIZE_BUILDS, OVERLAY_BUILDS, documents, expected_path, tool_env
+from tests.examples import (
+    EXAMPLES,
+    IMAGE,
+    KPT_IMAGE_PACKAGE,
+    KPT_PACKAGE,
+    KUSTOMIZE_BUILDS,
+    OVERLAY_BUILDS,
+    documents,
+    expected_path,
+    tool_env,
+)
 
 ROOT = EXAMPLES.parent
 READMES = [ROOT / "README.md", *sorted(EXAMPLES.rglob("README.md"))]
@@ -25,8 +35,10 @@ def commands(readme: Path) -> list[tuple[str, list[str]]]:
     out: list[tuple[str, list[str]]] = []
     for block in _BLOCK.findall(readme.read_text()):
         folder = "."
-        for line in block.splitlines():
+        for line in block.replace("\\\n", " ").splitlines():
             words = shlex.split(line, comments=True)
+            while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
+                words = words[1:]  # an environment variable for the command
             if not words:
                 continue
             if words[0] == "cd":
@@ -75,9 +87,18 @@ def test_each_readme_command_is_run_by_the_suite(readme: Path, folder: str, word
         assert str(Path(path[0])) in kustomize_builds(), f"{readme}: `{command}` builds nothing the suite checks"
         assert "--enable-alpha-plugins" in flags
         return
-    if words[:3] == ["kpt", "fn", "render"]:
-        assert (ROOT / folder).resolve() == KPT_PACKAGE.resolve(), f"{readme}: `{command}` is run in the package"
+    if words[:3] == ["kpt", "fn", "render"] and (ROOT / folder).resolve() == KPT_PACKAGE.resolve():
         assert set(words[3:]) <= {"--allow-exec", "-o", "unwrap"}, command
+        return
+    in_image_package = (ROOT / folder).resolve() == KPT_IMAGE_PACKAGE.resolve()
+    if words[:3] == ["kpt", "fn", "eval"] and readme.parent.name == "kpt-image":
+        in_image_package = True  # its README's prose: run in the package, like the block above it
+    if words[:2] == ["kpt", "fn"] and in_image_package:
+        # run with the image by tests/test_image.py (render, render -o unwrap, eval --image --fn-config)
+        if words[2] == "render":
+            assert set(words[3:]) <= {"-o", "unwrap"}, command
+        else:
+            assert words[2:] == ["eval", "--image", IMAGE, "--fn-config", "trainjob-resources.yaml"], command
         return
     if words[0] == "helm":
         # No helm here (nor in CI): the post-renderer it runs is run as written below.

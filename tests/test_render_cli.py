@@ -208,8 +208,8 @@ def test_argocd_environment_errors(capsys: pytest.CaptureFixture[str], monkeypat
     monkeypatch.setenv("ARGOCD_ENV_MODE", "fast")
     code, out, err = run(["-", "--config-from-env"], capsys, monkeypatch, stdin=RUNTIME + "---\n" + TRAINJOB)
     assert (code, out) == (1, "")
-    assert "ARGOCD_ENV_* environment: ConfigMap argocd-env: data.mode: functionConfig:" in err
-    assert err.endswith("trainjob-resources render: application trainjobs: 1 error; nothing rendered\n")
+    assert "application trainjobs: error: ARGOCD_ENV_* environment: ConfigMap argocd-env: data.mode: " in err
+    assert err.endswith("application trainjobs: trainjob-resources render: 1 error; nothing rendered\n")
 
 
 def test_env_names() -> None:

@@ -5,11 +5,13 @@ and the one command that regenerates their goldens:
 
 kubectl's built-in kustomize cannot run exec KRM functions: it has no ``--enable-exec`` and skips
 them without a word. So the exec examples are built the way kustomize builds the container
-example: their ``exec`` stanza becomes ``container: image:`` and a stand-in for the docker CLI
-runs the function of this checkout as user nobody, after checking the arguments kustomize passes
-(no network, no mounts, ``--user nobody``). The function still gets exactly the ResourceList
-kustomize makes, and kustomize still post-processes its output. Where a standalone ``kustomize``
-is on PATH the tests also build the exec examples for real, with ``--enable-exec``.
+example: their ``exec`` stanza becomes ``container: image:``, and kustomize runs the image with
+the real container engine (tests/engine.py; always in CI). Without an engine (outside CI, and to
+regenerate the goldens) a stand-in for the docker CLI runs the function of this checkout as user
+nobody instead, after checking the arguments kustomize passes (no network, no mounts, ``--user
+nobody``): the function still gets exactly the ResourceList kustomize makes, and kustomize still
+post-processes its output. Where a standalone ``kustomize`` is on PATH the tests also build the
+exec examples for real, with ``--enable-exec``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ WRAPPER = "run-trainjob-resources"
 KUSTOMIZE_BUILDS = {"exec-data-loader": ".", "overlay-multi": "overlays/prod", "container": "."}
 EXEC_EXAMPLES = ("exec-data-loader", "overlay-multi")
 KPT_PACKAGE = EXAMPLES / "kpt" / "package"
+KPT_IMAGE_PACKAGE = EXAMPLES / "kpt-image" / "package"
 CMP = EXAMPLES / "argocd-cmp"
 
 _EXEC_STANZA = re.compile(r"exec:\n(\s+)path: \S+")
@@ -119,9 +122,10 @@ def write_docker_shim(bin_dir: Path, log: Path) -> None:
     shim.chmod(0o755)
 
 
-def kubectl_build(kubectl: str, example: str, work: Path) -> str:
+def kubectl_build(kubectl: str, example: str, work: Path, engine_env: dict[str, str] | None = None) -> str:
     """``kubectl kustomize --enable-alpha-plugins`` on a copy of the example, exec functions run
-    through the container runtime; fails unless the function really ran."""
+    through the container runtime: the real engine's ``docker`` in ``engine_env`` (its image is
+    ``IMAGE``), else the stand-in, which fails the build unless the function really ran."""
     copy = work / example
     shutil.copytree(EXAMPLES / example, copy)
     for config in copy.rglob("*.yaml"):
@@ -129,8 +133,11 @@ def kubectl_build(kubectl: str, example: str, work: Path) -> str:
         if FUNCTION_ANNOTATION in text:
             config.write_text(to_container(text))
     log = work / "docker.log"
-    write_docker_shim(work / "bin", log)
-    env = {**os.environ, "PATH": f"{work / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    if engine_env is None:
+        write_docker_shim(work / "bin", log)
+        env = {**os.environ, "PATH": f"{work / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    else:
+        env = engine_env
     done = subprocess.run(
         [kubectl, "kustomize", "--enable-alpha-plugins", str(copy / KUSTOMIZE_BUILDS[example])],
         capture_output=True,
@@ -140,7 +147,7 @@ def kubectl_build(kubectl: str, example: str, work: Path) -> str:
     )
     if done.returncode != 0:
         raise AssertionError(f"kubectl kustomize failed ({done.returncode}):\n{done.stderr}")
-    if not log.is_file() or not log.read_text().strip():
+    if engine_env is None and (not log.is_file() or not log.read_text().strip()):
         raise AssertionError(f"kubectl kustomize did not run the function for {example}")
     return done.stdout
 
@@ -169,26 +176,40 @@ def tool_env() -> dict[str, str]:
     return {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
-def kpt_render(kpt: str, package: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def kpt_render(
+    kpt: str, package: Path, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``kpt fn render --allow-exec`` run from the package folder (kpt resolves exec paths
-    against the current folder)."""
+    against the current folder); ``env`` for image functions reaches the container engine."""
     return subprocess.run(
         [kpt, "fn", "render", "--allow-exec", *extra],
         cwd=package,
         capture_output=True,
         text=True,
-        env=tool_env(),
+        env=tool_env() if env is None else env,
         check=False,
     )
 
 
-def kpt_unwrapped(kpt: str, work: Path) -> str:
+def kpt_unwrapped(kpt: str, work: Path, package: Path = KPT_PACKAGE, env: dict[str, str] | None = None) -> str:
     copy = work / "package"
-    shutil.copytree(KPT_PACKAGE, copy)
-    done = kpt_render(kpt, copy, "--output", "unwrap")
+    shutil.copytree(package, copy)
+    done = kpt_render(kpt, copy, "--output", "unwrap", env=env)
     if done.returncode != 0:
         raise AssertionError(f"kpt fn render failed ({done.returncode}):\n{done.stderr}")
     return done.stdout
+
+
+def kpt_image_expected(kpt_expected: str) -> str:
+    """The kpt-image package's golden: the kpt package's, whose first document is the Kptfile,
+    with kpt-image's Kptfile instead (the two packages differ in that file only)."""
+    _, rest = kpt_expected.split("---\n", 1)
+    return (KPT_IMAGE_PACKAGE / "Kptfile").read_text() + "---\n" + rest
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file below ``root``: its path relative to ``root``, its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def load(path: Path) -> Any:
@@ -248,12 +269,17 @@ def argocd_env() -> dict[str, str]:
     return env
 
 
+def cmp_command(stage: str) -> list[str]:
+    """One of plugin.yaml's commands: discover, init or generate."""
+    spec = load(CMP / "plugin.yaml")["spec"]
+    step = spec["discover"]["find"] if stage == "discover" else spec[stage]
+    return [*step["command"], *(step.get("args") or [])]
+
+
 def cmp_run(stage: str, app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """One of plugin.yaml's commands (discover, init, generate) the way the CMP server runs it:
     in the source folder, with only the image's tools on PATH and Argo CD's variables set."""
-    spec = load(CMP / "plugin.yaml")["spec"]
-    step = spec["discover"]["find"] if stage == "discover" else spec[stage]
-    command = [*step["command"], *(step.get("args") or [])]
+    command = cmp_command(stage)
     path = os.pathsep.join([str(VENV_BIN), "/usr/local/bin", "/usr/bin", "/bin"])
     return subprocess.run(
         command, cwd=app, capture_output=True, text=True, env={"PATH": path, "HOME": str(app), **env}, check=False
@@ -284,6 +310,9 @@ def regenerate(kubectl: str, kpt: str) -> list[Path]:
         target = EXAMPLES / "kpt" / "expected.yaml"
         target.write_text(kpt_unwrapped(kpt, work / "kpt"))
         written.append(target)
+        image_target = EXAMPLES / "kpt-image" / "expected.yaml"
+        image_target.write_text(kpt_image_expected(target.read_text()))
+        written.append(image_target)
         target = CMP / "expected.yaml"
         target.write_text(cmp_generate(work / "cmp"))
         written.append(target)

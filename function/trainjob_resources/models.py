@@ -1,8 +1,9 @@
 """Pydantic models of exactly the Kubeflow Trainer API this function reads.
 
-The runtimePatches tree follows the TrainJob CRD (``../shared/kubeflow-trainer/crds``) field for
-field and forbids anything else, with one addition: ``ContainerPatch.resources``. Runtimes are
-read by ``runtime_view`` (with ``runtime_models`` for the unusual ones).
+The runtimePatches tree follows the TrainJob CRD (upstream
+``manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml``) field for field and forbids anything
+else, with one addition: ``ContainerPatch.resources``. Runtimes are read by ``runtime_view`` (with
+``runtime_models`` for the unusual ones).
 """
 
 from __future__ import annotations

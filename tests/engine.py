@@ -1,0 +1,103 @@
+"""The real container engine and image for the image tests (tests/test_image.py, the kustomize
+examples): podman or docker, and the image the Dockerfile builds from this checkout.
+
+- ``TRAINJOB_RESOURCES_IMAGE`` names an image already built (CI: ``.ci/image.sh`` builds it on a
+  debootstrapped stand-in for python:3.11-slim and exports the name);
+- unset, the engine builds the Dockerfile here (``TRAINJOB_RESOURCES_BASE_IMAGE``, when set, is
+  passed as ``--build-arg PYTHON_IMAGE``; else the Dockerfile's own base, from a registry).
+
+Either way the image is tagged as the examples name it (``tests.examples.IMAGE``) and must hold
+this checkout's function: an image built from other sources is reported, not tested.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.examples import IMAGE, ROOT
+
+IMAGE_VARIABLE = "TRAINJOB_RESOURCES_IMAGE"
+BASE_VARIABLE = "TRAINJOB_RESOURCES_BASE_IMAGE"
+
+# A digest of the function's installed sources: run by this checkout's interpreter and the image's.
+_DIGEST = """
+import hashlib, pathlib, trainjob_resources
+root = pathlib.Path(trainjob_resources.__file__).parent
+digest = hashlib.sha256()
+for path in sorted(p for p in root.rglob("*") if p.suffix == ".py" or p.name == "py.typed"):
+    digest.update(path.relative_to(root).as_posix().encode() + b"\\0" + path.read_bytes() + b"\\0")
+print(digest.hexdigest())
+"""
+
+
+@dataclass(frozen=True)
+class Engine:
+    cli: str
+    image: str
+    # For kustomize (a `docker` that reaches this engine first on PATH) and kpt (KPT_FN_RUNTIME).
+    env: dict[str, str]
+
+    def run(
+        self, options: list[str], stdin: bytes = b"", args: list[str] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """``<engine> run --rm -i OPTIONS IMAGE ARGS`` with ``stdin``."""
+        command = [self.cli, "run", "--rm", "-i", *options, self.image, *(args or [])]
+        return subprocess.run(command, input=stdin, capture_output=True, timeout=300, check=False)
+
+
+def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str] | None:
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def _answers(command: list[str], timeout: float = 60) -> bool:
+    done = _run(command, timeout)
+    return done is not None and done.returncode == 0
+
+
+def find_engine(work: Path) -> Engine | str:
+    """The engine with this checkout's image tagged as ``IMAGE``, or why there is none."""
+    found = [p for p in (shutil.which(n) for n in ("podman", "docker")) if p and _answers([p, "info"])]
+    if not found:
+        return (
+            "no container engine: neither podman nor docker on PATH answers `info`; these tests run the image "
+            "the Dockerfile builds (.ci/image.sh sets up podman on Debian)"
+        )
+    cli = found[0]
+    given = os.environ.get(IMAGE_VARIABLE)
+    if given:
+        if not _answers([cli, "image", "inspect", given]):
+            return f"{IMAGE_VARIABLE}={given}: {cli} has no such image (bash .ci/image.sh builds it)"
+        if given != IMAGE and not _answers([cli, "tag", given, IMAGE]):
+            return f"{cli} could not tag {given} as {IMAGE}"
+    else:
+        build = [cli, "build", "-t", IMAGE]
+        if os.environ.get(BASE_VARIABLE):
+            build += ["--build-arg", f"PYTHON_IMAGE={os.environ[BASE_VARIABLE]}"]
+        done = _run([*build, str(ROOT)], timeout=900)
+        if done is None or done.returncode != 0:
+            tail = "" if done is None else done.stderr.strip()[-400:]
+            return f"`{' '.join(build)} .` failed (set {IMAGE_VARIABLE} to a built image, or run .ci/image.sh): {tail}"
+    inside = _run([cli, "run", "--rm", "--network", "none", "--entrypoint", "python", IMAGE, "-c", _DIGEST], 120)
+    if inside is None or inside.returncode != 0:
+        return f"{IMAGE} does not run: {'' if inside is None else inside.stderr.strip()[-400:]}"
+    here = subprocess.run([sys.executable, "-c", _DIGEST], capture_output=True, text=True, check=True)
+    if inside.stdout != here.stdout:
+        return f"{IMAGE} holds another version of function/trainjob_resources than this checkout: rebuild it"
+    env = dict(os.environ)
+    if Path(cli).name == "podman":
+        bin_dir = work / "bin"
+        bin_dir.mkdir(parents=True, exist_ok=True)
+        shim = bin_dir / "docker"
+        shim.write_text(f'#!/bin/sh\nexec "{cli}" "$@"\n')
+        shim.chmod(0o755)
+        env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+        env["KPT_FN_RUNTIME"] = "podman"
+    return Engine(cli, IMAGE, env)

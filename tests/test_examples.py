@@ -260,8 +260,10 @@ def test_cmp_generate_fails_with_messages_and_no_manifests(tmp_path: Path) -> No
     env = {**argocd_env(), "ARGOCD_ENV_MODE": "fast"}
     done = cmp_run("generate", app, env)
     assert (done.returncode, done.stdout) == (1, "")
-    assert "data.mode" in done.stderr
-    assert done.stderr.endswith(f"application {env['ARGOCD_APP_NAME']}: 1 error; nothing rendered\n")
+    assert "ARGOCD_ENV_MODE (plugin env MODE): " in done.stderr
+    assert done.stderr.endswith(
+        f"application {env['ARGOCD_APP_NAME']}: trainjob-resources render: 1 error; nothing rendered\n"
+    )
     env = {**argocd_env(), "ARGOCD_ENV_MODEL": "x"}
     done = cmp_run("generate", app, env)
     assert (done.returncode, done.stdout) == (1, "")

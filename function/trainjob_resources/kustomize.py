@@ -39,6 +39,10 @@ BASE_FIELDS = ("resources", "bases", "components")
 PLUGIN_FIELDS = ("generators", "transformers", "validators")
 HELM_FIELDS = ("helmCharts", "helmChartInflationGenerator", "helmGlobals")
 FUNCTION_ANNOTATIONS = ("config.kubernetes.io/function", "config.k8s.io/function")
+# Where kustomize read each object (``buildMetadata: [originAnnotations]``): render asks for it so
+# that messages name the file, not the folder built.
+ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
+ORIGIN_OPTION = "originAnnotations"
 # kustomize's builtin plugins (apiVersion: builtin): Go code inside kustomize, no process. The Helm
 # one is refused like helmCharts.
 BUILTINS = frozenset(
@@ -96,6 +100,15 @@ class Plan:
     label: str
     kustomizations: dict[str, Kustomization] = field(default_factory=dict)
     configs: list[FoundConfig] = field(default_factory=list)
+
+
+def asks_for_origins(found: Plan) -> bool:
+    """Whether the kustomization built asks for origin annotations itself (then they are kept)."""
+    from . import yamlnodes as yn
+
+    node = found.kustomizations[found.top].node
+    options = yn.get(node, "buildMetadata")
+    return any(yn.scalar(option) == ORIGIN_OPTION for option in getattr(options, "value", None) or [])
 
 
 def kustomization_file(real_dir: str) -> str | None:
@@ -345,7 +358,7 @@ class _Copier:
             path, entry_label = os.path.join(real_dir, entry.name), os.path.join(label, entry.name)
             if kustomization is not None and entry.name == kustomization.file_name:
                 with open(self.target(path), "w", encoding="utf-8") as out:
-                    out.write(_without_ours(kustomization))
+                    out.write(_without_ours(kustomization, origins=real_dir == self.plan.top))
             elif entry.is_symlink():
                 real = self.reader.resolve(path, entry_label, self.plan.root)
                 if real is None:
@@ -365,7 +378,9 @@ class _Copier:
                 self.reader.notes.append(f"note: {shown(entry_label)}: skipped: not a regular file")
 
 
-def _without_ours(kustomization: Kustomization) -> str:
+def _without_ours(kustomization: Kustomization, origins: bool) -> str:
+    """The kustomization without this function's entries; with ``origins`` (the one built) also
+    asking for origin annotations."""
     from yaml.nodes import SequenceNode
 
     from . import yamlnodes as yn
@@ -378,6 +393,15 @@ def _without_ours(kustomization: Kustomization) -> str:
         value.value = [entry for index, entry in enumerate(value.value) if index not in indexes]
         if not value.value:
             yn.delete_key(node, key)
+    if origins:
+        options = yn.get(node, "buildMetadata")
+        if not isinstance(options, SequenceNode):
+            yn.delete_key(node, "buildMetadata")
+            options = yn.from_python([])
+            assert isinstance(options, SequenceNode)
+            node.value.append((yn.str_node("buildMetadata"), options))
+        if not any(yn.scalar(option) == ORIGIN_OPTION for option in options.value):
+            options.value.append(yn.str_node(ORIGIN_OPTION))
     return yn.serialize(node)
 
 

@@ -10,7 +10,8 @@
 # 4. builds the repository's Dockerfile on it (--build-arg PYTHON_IMAGE; users keep the default)
 #    and tags the result as the image the examples name;
 # 5. writes env.sh: CONTAINERS_CONF, a `docker` that execs podman first on PATH (kustomize's
-#    container runtime calls `docker`), KPT_FN_RUNTIME=podman (kpt) and TRAINJOB_RESOURCES_IMAGE.
+#    container runtime calls `docker`), KPT_FN_RUNTIME=podman (kpt) and TRAINJOB_RESOURCES_IMAGE
+#    (the built image's ID, for tests/engine.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,8 +70,10 @@ fi
 podman run --rm --network none "${base}" python --version
 
 step "podman build ${image}"
-podman build --network host --build-arg "PYTHON_IMAGE=${base}" -t "${image}" .
-podman image inspect --format '{{.Id}} {{.Config.User}} {{.Config.Entrypoint}}' "${image}"
+podman build --network host --build-arg "PYTHON_IMAGE=${base}" --iidfile "${work}/image-id" -t "${image}" .
+# The tests get the image's ID: a tag can move if something else builds on this machine meanwhile.
+image_id="$(cat "${work}/image-id")"
+podman image inspect --format '{{.Id}} {{.Config.User}} {{.Config.Entrypoint}}' "${image_id}"
 
 step "docker shim and env.sh"
 cat >"${work}/bin/docker" <<'EOF'
@@ -83,6 +86,6 @@ cat >"${work}/env.sh" <<EOF
 export CONTAINERS_CONF='${work}/containers.conf'
 export PATH='${work}/bin':"\${PATH}"
 export KPT_FN_RUNTIME=podman
-export TRAINJOB_RESOURCES_IMAGE='${image}'
+export TRAINJOB_RESOURCES_IMAGE='${image_id}'
 EOF
 step "done: . ${work}/env.sh"

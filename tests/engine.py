@@ -6,8 +6,8 @@ examples): podman or docker, and the image the Dockerfile builds from this check
 - unset, the engine builds the Dockerfile here (``TRAINJOB_RESOURCES_BASE_IMAGE``, when set, is
   passed as ``--build-arg PYTHON_IMAGE``; else the Dockerfile's own base, from a registry).
 
-Either way the image is tagged as the examples name it (``tests.examples.IMAGE``) and must hold
-this checkout's function: an image built from other sources is reported, not tested.
+Either way the image must hold this checkout's function: one built from other sources is
+reported, not tested.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from tests.examples import IMAGE, ROOT
 
 IMAGE_VARIABLE = "TRAINJOB_RESOURCES_IMAGE"
 BASE_VARIABLE = "TRAINJOB_RESOURCES_BASE_IMAGE"
+TEST_REPOSITORY = "localhost/trainjob-resources-test"
 
 # A digest of the function's installed sources: run by this checkout's interpreter and the image's.
 _DIGEST = """
@@ -41,6 +42,14 @@ class Engine:
     image: str
     # For kustomize (a `docker` that reaches this engine first on PATH) and kpt (KPT_FN_RUNTIME).
     env: dict[str, str]
+
+    def localized(self, text: str) -> str:
+        """``text`` (an example's file) naming this image where it names the published one."""
+        return text.replace(IMAGE, self.image)
+
+    def published(self, text: str) -> str:
+        """``text`` (a tool's output) naming the published image where it names this one."""
+        return text.replace(self.image, IMAGE)
 
     def run(
         self, options: list[str], stdin: bytes = b"", args: list[str] | None = None
@@ -63,7 +72,11 @@ def _answers(command: list[str], timeout: float = 60) -> bool:
 
 
 def find_engine(work: Path) -> Engine | str:
-    """The engine with this checkout's image tagged as ``IMAGE``, or why there is none."""
+    """The engine and this checkout's image, or why there is none.
+
+    The image is tagged ``TEST_REPOSITORY:<digest of the function's sources>`` and used by that
+    name: a tag such as ``IMAGE`` can move while the tests run (another build on the machine), that
+    one cannot. The examples name ``IMAGE``; the tests put this name in their copies."""
     found = [p for p in (shutil.which(n) for n in ("podman", "docker")) if p and _answers([p, "info"])]
     if not found:
         return (
@@ -73,24 +86,29 @@ def find_engine(work: Path) -> Engine | str:
     cli = found[0]
     given = os.environ.get(IMAGE_VARIABLE)
     if given:
-        if not _answers([cli, "image", "inspect", given]):
+        inspected = _run([cli, "image", "inspect", "--format", "{{.Id}}", given], 60)
+        if inspected is None or inspected.returncode != 0:
             return f"{IMAGE_VARIABLE}={given}: {cli} has no such image (bash .ci/image.sh builds it)"
-        if given != IMAGE and not _answers([cli, "tag", given, IMAGE]):
-            return f"{cli} could not tag {given} as {IMAGE}"
+        image_id = inspected.stdout.strip()
     else:
-        build = [cli, "build", "-t", IMAGE]
+        iid = work / "image-id"
+        build = [cli, "build", "--iidfile", str(iid)]
         if os.environ.get(BASE_VARIABLE):
             build += ["--build-arg", f"PYTHON_IMAGE={os.environ[BASE_VARIABLE]}"]
         done = _run([*build, str(ROOT)], timeout=900)
         if done is None or done.returncode != 0:
             tail = "" if done is None else done.stderr.strip()[-400:]
             return f"`{' '.join(build)} .` failed (set {IMAGE_VARIABLE} to a built image, or run .ci/image.sh): {tail}"
-    inside = _run([cli, "run", "--rm", "--network", "none", "--entrypoint", "python", IMAGE, "-c", _DIGEST], 120)
+        image_id = iid.read_text().strip()
+    here = subprocess.run([sys.executable, "-c", _DIGEST], capture_output=True, text=True, check=True).stdout
+    image = f"{TEST_REPOSITORY}:{here.strip()[:16]}"
+    if not _answers([cli, "tag", image_id, image]):
+        return f"{cli} could not tag {image_id} as {image}"
+    inside = _run([cli, "run", "--rm", "--network", "none", "--entrypoint", "python", image, "-c", _DIGEST], 120)
     if inside is None or inside.returncode != 0:
-        return f"{IMAGE} does not run: {'' if inside is None else inside.stderr.strip()[-400:]}"
-    here = subprocess.run([sys.executable, "-c", _DIGEST], capture_output=True, text=True, check=True)
-    if inside.stdout != here.stdout:
-        return f"{IMAGE} holds another version of function/trainjob_resources than this checkout: rebuild it"
+        return f"{given or image} does not run: {'' if inside is None else inside.stderr.strip()[-400:]}"
+    if inside.stdout != here:
+        return f"{given} holds another version of function/trainjob_resources than this checkout: rebuild it"
     env = dict(os.environ)
     if Path(cli).name == "podman":
         bin_dir = work / "bin"
@@ -100,4 +118,4 @@ def find_engine(work: Path) -> Engine | str:
         shim.chmod(0o755)
         env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
         env["KPT_FN_RUNTIME"] = "podman"
-    return Engine(cli, IMAGE, env)
+    return Engine(cli, image, env)

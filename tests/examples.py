@@ -23,9 +23,12 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from tests.engine import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "kustomization-examples"
@@ -124,22 +127,22 @@ def write_docker_shim(bin_dir: Path, log: Path) -> None:
     shim.chmod(0o755)
 
 
-def kubectl_build(kubectl: str, example: str, work: Path, engine_env: dict[str, str] | None = None) -> str:
+def kubectl_build(kubectl: str, example: str, work: Path, engine: Engine | None = None) -> str:
     """``kubectl kustomize --enable-alpha-plugins`` on a copy of the example, exec functions run
-    through the container runtime: the real engine's ``docker`` in ``engine_env`` (its image is
-    ``IMAGE``), else the stand-in, which fails the build unless the function really ran."""
+    through the container runtime: the real engine's image, else the stand-in, which fails the
+    build unless the function really ran."""
     copy = work / example
     shutil.copytree(EXAMPLES / example, copy)
     for config in copy.rglob("*.yaml"):
         text = config.read_text()
         if FUNCTION_ANNOTATION in text:
-            config.write_text(to_container(text))
+            config.write_text(to_container(text) if engine is None else engine.localized(to_container(text)))
     log = work / "docker.log"
-    if engine_env is None:
+    if engine is None:
         write_docker_shim(work / "bin", log)
         env = {**os.environ, "PATH": f"{work / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
     else:
-        env = engine_env
+        env = engine.env
     done = subprocess.run(
         [kubectl, "kustomize", "--enable-alpha-plugins", str(copy / KUSTOMIZE_BUILDS[example])],
         capture_output=True,
@@ -149,7 +152,7 @@ def kubectl_build(kubectl: str, example: str, work: Path, engine_env: dict[str, 
     )
     if done.returncode != 0:
         raise AssertionError(f"kubectl kustomize failed ({done.returncode}):\n{done.stderr}")
-    if engine_env is None and (not log.is_file() or not log.read_text().strip()):
+    if engine is None and (not log.is_file() or not log.read_text().strip()):
         raise AssertionError(f"kubectl kustomize did not run the function for {example}")
     return done.stdout
 
@@ -193,13 +196,21 @@ def kpt_render(
     )
 
 
-def kpt_unwrapped(kpt: str, work: Path, package: Path = KPT_PACKAGE, env: dict[str, str] | None = None) -> str:
-    copy = work / "package"
+def kpt_copy(package: Path, copy: Path, engine: Engine | None = None) -> Path:
+    """A copy of the package; its Kptfile naming the engine's image, if one is given."""
     shutil.copytree(package, copy)
-    done = kpt_render(kpt, copy, "--output", "unwrap", env=env)
+    if engine is not None:
+        kptfile = copy / "Kptfile"
+        kptfile.write_text(engine.localized(kptfile.read_text()))
+    return copy
+
+
+def kpt_unwrapped(kpt: str, work: Path, package: Path = KPT_PACKAGE, engine: Engine | None = None) -> str:
+    copy = kpt_copy(package, work / "package", engine)
+    done = kpt_render(kpt, copy, "--output", "unwrap", env=None if engine is None else engine.env)
     if done.returncode != 0:
         raise AssertionError(f"kpt fn render failed ({done.returncode}):\n{done.stderr}")
-    return done.stdout
+    return done.stdout if engine is None else engine.published(done.stdout)
 
 
 def kpt_image_expected(kpt_expected: str) -> str:

@@ -58,21 +58,21 @@ def expected(example: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def kustomize_docker(request: pytest.FixtureRequest) -> dict[str, str] | None:
-    """Where kustomize's container runtime finds ``docker``: the real engine running the image
-    (tests/engine.py; CI fails without it), else None: the stand-in running this checkout."""
+def engine_or_stand_in(request: pytest.FixtureRequest) -> Engine | None:
+    """What kustomize's container runtime runs: the real engine and image (tests/engine.py; CI
+    fails without them), else None: the docker stand-in running this checkout."""
     try:
         engine: Engine = request.getfixturevalue("engine")
     except pytest.skip.Exception:
         return None
-    return engine.env
+    return engine
 
 
 @pytest.mark.parametrize("example", list(KUSTOMIZE_BUILDS))
 def test_kustomize_example_matches_its_golden(
-    kubectl: str, kustomize_docker: dict[str, str] | None, example: str, tmp_path: Path
+    kubectl: str, engine_or_stand_in: Engine | None, example: str, tmp_path: Path
 ) -> None:
-    out = kubectl_build(kubectl, example, tmp_path, kustomize_docker)
+    out = kubectl_build(kubectl, example, tmp_path, engine_or_stand_in)
     assert out == expected(example)
     assert_rendered(documents(out))
 

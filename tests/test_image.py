@@ -28,6 +28,7 @@ from tests.examples import (
     cmp_command,
     documents,
     identity,
+    kpt_copy,
     kpt_render,
     kpt_unwrapped,
     sidecar_containers,
@@ -87,20 +88,19 @@ def test_bad_input_in_the_image_is_a_message_not_a_traceback(engine: Engine) -> 
 
 @pytest.mark.kpt
 def test_kpt_pipeline_with_the_image_matches_its_golden(kpt: str, engine: Engine, tmp_path: Path) -> None:
-    assert kpt_unwrapped(kpt, tmp_path, KPT_IMAGE_PACKAGE, engine.env) == expected("kpt-image")
+    assert kpt_unwrapped(kpt, tmp_path, KPT_IMAGE_PACKAGE, engine) == expected("kpt-image")
 
 
 @pytest.mark.kpt
 def test_kpt_renders_in_place_with_the_image_and_a_second_render_changes_nothing(
     kpt: str, engine: Engine, tmp_path: Path
 ) -> None:
-    package = tmp_path / "package"
-    shutil.copytree(KPT_IMAGE_PACKAGE, package)
+    package = kpt_copy(KPT_IMAGE_PACKAGE, tmp_path / "package", engine)
     first = kpt_render(kpt, package, env=engine.env)
     assert first.returncode == 0, first.stderr
-    assert IMAGE in first.stderr, "kpt ran the image"
+    assert engine.image in first.stderr, "kpt ran the image"
     rendered = tree(package)
-    objects = [d for name, data in rendered.items() for d in documents(data.decode())]
+    objects = [d for data in rendered.values() for d in documents(engine.published(data.decode()))]
     assert sorted(map(str, objects)) == sorted(map(str, documents(expected("kpt-image"))))
     second = kpt_render(kpt, package, env=engine.env)
     assert second.returncode == 0, second.stderr
@@ -112,7 +112,7 @@ def test_kpt_fn_eval_with_the_image(kpt: str, engine: Engine, tmp_path: Path) ->
     """``kpt fn eval --image``: the function run once on a package, no pipeline; the same result."""
     package = tmp_path / "package"
     shutil.copytree(KPT_IMAGE_PACKAGE, package)
-    command = [kpt, "fn", "eval", "--image", IMAGE, "--fn-config", "trainjob-resources.yaml"]
+    command = [kpt, "fn", "eval", "--image", engine.image, "--fn-config", "trainjob-resources.yaml"]
     printed = subprocess.run(
         [*command, "-o", "unwrap"], cwd=package, env=engine.env, capture_output=True, text=True, check=False
     )
@@ -121,9 +121,9 @@ def test_kpt_fn_eval_with_the_image(kpt: str, engine: Engine, tmp_path: Path) ->
     assert tree(package) == tree(KPT_IMAGE_PACKAGE), "printing leaves the package alone"
     in_place = subprocess.run(command, cwd=package, env=engine.env, capture_output=True, text=True, check=False)
     assert in_place.returncode == 0, in_place.stderr
-    rendered = tmp_path / "rendered"
-    shutil.copytree(KPT_IMAGE_PACKAGE, rendered)
+    rendered = kpt_copy(KPT_IMAGE_PACKAGE, tmp_path / "rendered", engine)
     assert kpt_render(kpt, rendered, env=engine.env).returncode == 0
+    (rendered / "Kptfile").write_text(engine.published((rendered / "Kptfile").read_text()))
     assert tree(package) == tree(rendered), "eval writes what the pipeline writes"
 
 
@@ -220,6 +220,9 @@ def test_the_overlay_built_by_kustomize_with_the_image_is_the_plugins_output(
     runs the image through ``docker``): the same objects as the plugin's golden."""
     example = "argocd-cmp-kustomize"
     source = stage_source(example, tmp_path)
+    config = source / "trainjob-resources.yaml"
+    config.write_text(engine.localized(config.read_text()))
+    assert engine.image in config.read_text()
     done = subprocess.run(
         [kubectl, "kustomize", "--enable-alpha-plugins", str(source)],
         capture_output=True,

@@ -168,8 +168,6 @@ class _Walker:
             raise RenderError(f"{shown(label)}: a folder without a kustomization, named as a kustomize base")
         file_label = os.path.join(label, name)
         real_file = self.reader.resolve(os.path.join(real_dir, name), file_label, self.plan.root)
-        if real_file is None:
-            return
         node = _parse_one(self.reader, real_file, file_label)
         if not isinstance(node, MappingNode):
             raise RenderError(f"{shown(file_label)}: not a kustomization (the document is not a mapping)")
@@ -184,9 +182,9 @@ class _Walker:
         for key in BASE_FIELDS:
             for index, entry in _entries(node, key):
                 found = self.reference(kustomization, f"{file_label}: {key}[{index}]", entry)
-                if found is not None and found[1]:
+                if found[1]:
                     self.walk(found[0], os.path.join(label, entry), plugins=False, depth=depth + 1)
-                elif found is not None and plugins:
+                elif plugins:
                     for doc in _parse_all(self.reader, found[0], os.path.join(label, entry)):
                         self.classify(doc, f"{file_label}: {key}[{index}] ({shown(entry)})", None)
         for key in PLUGIN_FIELDS:
@@ -198,8 +196,6 @@ class _Walker:
                         kustomization.drop.setdefault(key, set()).add(index)
                     continue
                 found = self.reference(kustomization, where, entry)
-                if found is None:
-                    continue
                 if found[1]:
                     self.walk(found[0], os.path.join(label, entry), plugins=True, depth=depth + 1)
                     continue
@@ -214,7 +210,7 @@ class _Walker:
                 if ours and all(ours):
                     kustomization.drop.setdefault(key, set()).add(index)
 
-    def reference(self, kustomization: Kustomization, where: str, entry: str) -> tuple[str, bool] | None:
+    def reference(self, kustomization: Kustomization, where: str, entry: str) -> tuple[str, bool]:
         """The real path an entry names and whether it is a folder; only local paths inside the root."""
         if os.path.isabs(entry):
             raise RenderError(f"{where}: {shown(entry)}: an absolute path; write it relative to the kustomization")
@@ -227,8 +223,6 @@ class _Walker:
                 )
             raise RenderError(f"{where}: {shown(entry)}: no such file or folder")
         real = self.reader.resolve(path, f"{where}: {entry}", self.plan.root)
-        if real is None:
-            return None
         if not os.path.exists(real):
             raise RenderError(f"{where}: {shown(entry)}: a broken symbolic link")
         return real, os.path.isdir(real)
@@ -361,8 +355,6 @@ class _Copier:
                     out.write(_without_ours(kustomization, origins=real_dir == self.plan.top))
             elif entry.is_symlink():
                 real = self.reader.resolve(path, entry_label, self.plan.root)
-                if real is None:
-                    continue
                 if not os.path.exists(real):
                     self.reader.notes.append(f"note: {shown(entry_label)}: skipped: a broken symbolic link")
                     continue
@@ -420,7 +412,7 @@ def command(directory: str) -> list[str]:
 
 
 class Interrupted(BaseException):
-    """render was asked to stop (SIGTERM, SIGHUP) while kustomize ran."""
+    """render was asked to stop (SIGTERM, SIGHUP, SIGINT) while kustomize ran."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -462,7 +454,9 @@ def build(found: Plan, reader: Reader, timeout: float = DEFAULT_TIMEOUT) -> str:
 def _limits(cpu_seconds: int) -> None:
     import resource
 
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    hard = cpu_seconds + 1 if hard == resource.RLIM_INFINITY else min(hard, cpu_seconds + 1)
+    resource.setrlimit(resource.RLIMIT_CPU, (min(cpu_seconds, hard), hard))
 
 
 def _run(
@@ -480,7 +474,7 @@ def _run(
         start_new_session=True,
         preexec_fn=lambda: _limits(cpu),
     )
-    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
     out, err = bytearray(), bytearray()
     too_much = timed_out = False
     try:

@@ -323,8 +323,6 @@ def _read_path_or_fail(raw: str, inputs: Inputs, skip: set[str], default_root: R
         raise RenderError(f"{shown(raw)}: no such file or folder")
     root = root_for(raw, default_root)
     real = reader.resolve(raw, raw, root)
-    if real is None:
-        return
     if os.path.isdir(real):
         _read_dir(real, raw, root, inputs, skip, timeout)
     elif os.path.isfile(real):
@@ -350,10 +348,7 @@ def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, skip: set[s
             if data is not None:
                 _read_text(_decode(data, entry_label), shown(entry_label), inputs)
             continue
-        errors = len(inputs.errors)
         plan = kustomize.plan(real, entry_label, root, inputs.reader)
-        if len(inputs.errors) > errors:
-            continue
         text = kustomize.build(plan, inputs.reader, timeout)
         inputs.configs.extend((found.node, found.label) for found in plan.configs)
         if not plan.configs:
@@ -613,8 +608,7 @@ def _platform_config(path: str | None, reader: Reader) -> Layer | None:
         return None
     if not os.path.isfile(path):
         raise RenderError(f"--config {shown(path)}: no such file")
-    real = os.path.realpath(path)
-    reader.resolve(path, path, Root(real, path))
+    real = reader.resolve(path, path, Root(os.path.realpath(path), path))
     try:
         data = reader.read_bytes(real, path)
     except OSError as err:

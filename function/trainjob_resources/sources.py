@@ -83,15 +83,14 @@ class Reader:
     seen: dict[str, str] = field(default_factory=dict)  # real path -> the label it was first read as
     kept: dict[str, bytes] = field(default_factory=dict)  # files read to plan a build, copied from here
 
-    def resolve(self, path: str, label: str, root: Root) -> str | None:
-        """The real path of ``path``, inside ``root``; None (an error recorded) when a link leads out."""
+    def resolve(self, path: str, label: str, root: Root) -> str:
+        """The real path of ``path``; a RenderError if it is not inside ``root``."""
         real = os.path.realpath(path)
         if not root.contains(real):
-            self.errors.append(
-                f"error: {shown(label)}: leads outside {shown(root.label)} (through a symbolic link or ..): "
+            raise RenderError(
+                f"{shown(label)}: leads outside {shown(root.label)} (through a symbolic link or ..): "
                 "refused; render reads nothing outside the folder it was given"
             )
-            return None
         return real
 
     def first_time(self, real: str, label: str) -> bool:
@@ -141,8 +140,6 @@ class Reader:
                 continue
             path = os.path.join(directory, name)
             real = self.resolve(path, entry_label, root) if entry.is_symlink() else path
-            if real is None:
-                continue
             try:
                 info = os.stat(real)
             except OSError:

@@ -351,8 +351,9 @@ def test_cmp_errors_are_one_line_each_with_the_application_file_and_field(
     assert lines and all(line.startswith(f"application {env['ARGOCD_APP_NAME']}: ") for line in lines), lines
     assert lines[-1].endswith("1 error; nothing rendered")
     (problem,) = lines[:-1]
-    file = "trainjobs.yaml" if example == CMP.name else "base/trainjobs.yaml"
-    assert f"{file}" in problem and "TrainJob " in problem and ".resources.limits.memory" in problem, problem
+    file = "./trainjobs.yaml" if example == CMP.name else "../../base/trainjobs.yaml"  # as written
+    assert f": error: {file}: TrainJob {env['ARGOCD_APP_NAMESPACE']}/" in problem, problem
+    assert ".resources.limits.memory: " in problem, problem
 
 
 def test_cmp_generate_fails_with_messages_and_no_manifests(tmp_path: Path) -> None:

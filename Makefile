@@ -38,6 +38,7 @@ lint: $(STAMP)
 goldens: $(STAMP)
 	$(BIN)/python -m tests.goldens
 	$(BIN)/python -m tests.test_explain
+	$(BIN)/python -m tests.test_render_goldens
 	$(BIN)/python -m tests.examples
 
 bench: $(STAMP)

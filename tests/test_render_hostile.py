@@ -405,7 +405,7 @@ def test_argo_cd_options_cannot_loosen_the_platform_policy(
     env = {f"ARGOCD_ENV_{variable}": value}
     out = render(repo / "app", "--config-from-env", "--config", str(platform), ".", env=env)
     assert (out.code, out.stdout) == (1, ""), out
-    assert f"error: ARGOCD_ENV_{variable}: {message}" in out.stderr, out
+    assert f"error: ARGOCD_ENV_{variable} (plugin env {variable}): {message}" in out.stderr, out
     assert "the repository and ARGOCD_ENV_* may only tighten it" in out.stderr
 
 

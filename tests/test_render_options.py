@@ -195,3 +195,35 @@ def test_the_helm_post_renderer_example(tmp_path: Path) -> None:
     assert [o["kind"] for o in objects] == ["ClusterTrainingRuntime", "TrainJob", "TrainingRuntime"]
     assert yaml.safe_load((HELM / "input.yaml").read_text().split("---\n")[1])["kind"] == "ClusterTrainingRuntime"
     assert "render -" in script.read_text() and "post-render.sh" in (HELM / "README.md").read_text()
+
+
+def test_kubectl_kustomize_without_plugin_flags_refuses_a_function_config(kubectl: str) -> None:
+    """Why render takes its config out of a kustomization before building: without
+    --enable-alpha-plugins, kubectl's kustomize v5.5 fails on a transformers: entry that is a KRM
+    function config (it neither runs it nor skips it). If this starts passing, revisit kustomize.py."""
+    done = subprocess.run(
+        [kubectl, "kustomize", str(DATA_LOADER)], capture_output=True, text=True, env={"PATH": "/nonexistent"}
+    )
+    assert done.returncode == 1
+    assert "external plugins disabled; unable to load external plugin 'TrainJobResources'" in done.stderr
+
+
+def test_objects_of_a_kustomize_build_are_named_by_their_files(
+    kubectl: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    monkeypatch.setenv("PATH", str(Path(kubectl).parent))
+    shutil.copytree(EXAMPLES / "overlay-multi", tmp_path / "repo")
+    platform = write(tmp_path / "platform.yaml", CONFIG.format(name="platform", memory="1Gi"))
+    prod = tmp_path / "repo" / "overlays" / "prod"
+    code, out, err = run([str(prod), "--root", str(tmp_path / "repo"), "--config", str(platform)], capsys, monkeypatch)
+    assert (code, out) == (1, "")
+    assert f"error: {tmp_path}/repo/base/trainjobs.yaml: TrainJob ml-prod/llama-pretrain: " in err, err
+    assert "#" not in err.split(": TrainJob")[0], "a file, not a document number of kustomize's output"
+    kustomization = prod / "kustomization.yaml"
+    kustomization.write_text(kustomization.read_text() + "buildMetadata: [originAnnotations]\n")
+    code, out, err = run([str(prod), "--root", str(tmp_path / "repo")], capsys, monkeypatch)
+    assert code == 0, err
+    origins = [o["metadata"].get("annotations", {}).get("config.kubernetes.io/origin") for o in documents(out)]
+    assert origins[0] is not None, "asked for by the kustomization: kept"

@@ -249,7 +249,7 @@ def layer_from_env(environ: Mapping[str, str]) -> Layer | None:
     if not options:
         return None
     config = parse_config({"apiVersion": "v1", "kind": "ConfigMap", "data": options})
-    return Layer(config, {option: env_name(option) for option in options})
+    return Layer(config, {option: _variable(env_name(option)) for option in options})
 
 
 def _variable(name: str) -> str:

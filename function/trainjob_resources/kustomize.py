@@ -39,10 +39,6 @@ BASE_FIELDS = ("resources", "bases", "components")
 PLUGIN_FIELDS = ("generators", "transformers", "validators")
 HELM_FIELDS = ("helmCharts", "helmChartInflationGenerator", "helmGlobals")
 FUNCTION_ANNOTATIONS = ("config.kubernetes.io/function", "config.k8s.io/function")
-# Where kustomize read each object (``buildMetadata: [originAnnotations]``): render asks for it so
-# that messages name the file, not the folder built.
-ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
-ORIGIN_OPTION = "originAnnotations"
 # kustomize's builtin plugins (apiVersion: builtin): Go code inside kustomize, no process. The Helm
 # one is refused like helmCharts.
 BUILTINS = frozenset(
@@ -68,6 +64,8 @@ BUILTINS = frozenset(
         "ValueAddTransformer",
     }
 )
+ORIGIN_OPTION = "originAnnotations"
+ORIGIN = "config.kubernetes.io/origin"
 DEFAULT_TIMEOUT = 60.0
 MAX_STDERR = 64 * 1024
 _REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/)")
@@ -100,15 +98,7 @@ class Plan:
     label: str
     kustomizations: dict[str, Kustomization] = field(default_factory=dict)
     configs: list[FoundConfig] = field(default_factory=list)
-
-
-def asks_for_origins(found: Plan) -> bool:
-    """Whether the kustomization built asks for origin annotations itself (then they are kept)."""
-    from . import yamlnodes as yn
-
-    node = found.kustomizations[found.top].node
-    options = yn.get(node, "buildMetadata")
-    return any(yn.scalar(option) == ORIGIN_OPTION for option in getattr(options, "value", None) or [])
+    user_origins: bool = False  # the kustomization asks for origin annotations in its output itself
 
 
 def kustomization_file(real_dir: str) -> str | None:
@@ -343,8 +333,7 @@ class _Copier:
         if depth > MAX_FOLDER_DEPTH:
             raise RenderError(f"{shown(label)}: folders nested more than {MAX_FOLDER_DEPTH} deep")
         os.makedirs(self.target(real_dir), exist_ok=True)
-        entries = sorted(os.scandir(real_dir), key=lambda e: e.name)
-        self.reader.budget.take_entries(len(entries), label)
+        entries = self.reader.entries(real_dir, label)
         kustomization = self.plan.kustomizations.get(real_dir)
         for entry in entries:
             if entry.name == ".git":
@@ -352,7 +341,7 @@ class _Copier:
             path, entry_label = os.path.join(real_dir, entry.name), os.path.join(label, entry.name)
             if kustomization is not None and entry.name == kustomization.file_name:
                 with open(self.target(path), "w", encoding="utf-8") as out:
-                    out.write(_without_ours(kustomization, origins=real_dir == self.plan.top))
+                    out.write(self.rewritten(kustomization))
             elif entry.is_symlink():
                 real = self.reader.resolve(path, entry_label, self.plan.root)
                 if not os.path.exists(real):
@@ -369,32 +358,29 @@ class _Copier:
             else:
                 self.reader.notes.append(f"note: {shown(entry_label)}: skipped: not a regular file")
 
+    def rewritten(self, kustomization: Kustomization) -> str:
+        """The kustomization without this function's entries; the one built also asks kustomize
+        to annotate each object with the file it came from, so that messages can name it."""
+        from yaml.nodes import MappingNode, SequenceNode
 
-def _without_ours(kustomization: Kustomization, origins: bool) -> str:
-    """The kustomization without this function's entries; with ``origins`` (the one built) also
-    asking for origin annotations."""
-    from yaml.nodes import SequenceNode
+        from . import yamlnodes as yn
 
-    from . import yamlnodes as yn
-
-    node = yn.deep_copy(kustomization.node)
-    assert isinstance(node, type(kustomization.node))
-    for key, indexes in kustomization.drop.items():
-        value = yn.get(node, key)
-        assert isinstance(value, SequenceNode)
-        value.value = [entry for index, entry in enumerate(value.value) if index not in indexes]
-        if not value.value:
-            yn.delete_key(node, key)
-    if origins:
-        options = yn.get(node, "buildMetadata")
-        if not isinstance(options, SequenceNode):
-            yn.delete_key(node, "buildMetadata")
-            options = yn.from_python([])
-            assert isinstance(options, SequenceNode)
-            node.value.append((yn.str_node("buildMetadata"), options))
-        if not any(yn.scalar(option) == ORIGIN_OPTION for option in options.value):
-            options.value.append(yn.str_node(ORIGIN_OPTION))
-    return yn.serialize(node)
+        node = yn.deep_copy(kustomization.node)
+        assert isinstance(node, MappingNode)
+        for key, indexes in kustomization.drop.items():
+            value = yn.get(node, key)
+            assert isinstance(value, SequenceNode)
+            value.value = [entry for index, entry in enumerate(value.value) if index not in indexes]
+            if not value.value:
+                yn.delete_key(node, key)
+        if kustomization.real_dir == self.plan.top:
+            metadata = yn.get(node, "buildMetadata")
+            asked = [yn.scalar(n) for n in metadata.value] if isinstance(metadata, SequenceNode) else []
+            self.plan.user_origins = ORIGIN_OPTION in asked
+            if not self.plan.user_origins:
+                kept = [n for n in metadata.value] if isinstance(metadata, SequenceNode) else []
+                yn.set_key(node, "buildMetadata", SequenceNode(yn.SEQ_TAG, [*kept, yn.str_node(ORIGIN_OPTION)]))
+        return yn.serialize(node)
 
 
 # Running kustomize

@@ -21,7 +21,7 @@ from .sources import RenderError, shown
 if TYPE_CHECKING:
     import argparse
 
-    from yaml.nodes import MappingNode, Node
+    from yaml.nodes import Node
 
     from .config import Layer
     from .krm import Item, ResourceList
@@ -353,7 +353,40 @@ def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, skip: set[s
         inputs.configs.extend((found.node, found.label) for found in plan.configs)
         if not plan.configs:
             inputs.unconfigured.append(entry_label)
-        _read_text(text, shown(entry_label), inputs, Origins(entry_label, kustomize.asks_for_origins(plan)))
+        start = len(inputs.items)
+        _read_text(text, shown(entry_label), inputs)
+        _name_origins(inputs, start, entry_label, keep=plan.user_origins)
+
+
+def _name_origins(inputs: Inputs, start: int, label: str, keep: bool) -> None:
+    """Each object of a kustomize build named by the file it came from (kustomize's origin
+    annotation, which render asked for), so that messages say ``overlays/prod/../../base/x.yaml``
+    rather than the build's document number; the annotation is removed unless the user asked for it."""
+    from yaml.nodes import MappingNode
+
+    from . import yamlnodes as yn
+    from .kustomize import ORIGIN
+
+    for item in inputs.items[start:]:
+        origin = item.annotation(ORIGIN)
+        if origin is None:
+            continue
+        try:
+            value = yn.get(yn.compose(origin), "path") or yn.get(yn.compose(origin), "configuredIn")
+        except yn.YamlInputError:
+            value = None
+        path = yn.scalar(value)
+        if path and not path.startswith(("http://", "https://")):
+            item.set_annotation(PATH_KEY, shown(os.path.normpath(os.path.join(label, path))))
+            item.set_annotation(INDEX_KEY, "0")
+        if not keep:
+            item.remove_annotation(ORIGIN)
+            annotations = yn.get_path(item.node, "metadata", "annotations")
+            if isinstance(annotations, MappingNode) and {yn.scalar(k) for k, _ in annotations.value} <= {
+                PATH_KEY,
+                INDEX_KEY,
+            }:
+                inputs.created_annotations[id(item.node)] = item.node  # kustomize made it for the origin
 
 
 def _walk(
@@ -445,37 +478,7 @@ def split_documents(text: str) -> Iterator[tuple[int, str]]:
         start = cut
 
 
-@dataclass(frozen=True)
-class Origins:
-    """A kustomize build's output: each object's file is its origin annotation, relative to the
-    folder built (``label``); the annotation is dropped unless the kustomization asked for it."""
-
-    label: str
-    keep: bool
-
-    def file_of(self, obj: MappingNode) -> str | None:
-        from yaml.nodes import MappingNode
-
-        from . import yamlnodes as yn
-        from .kustomize import ORIGIN_ANNOTATION
-
-        metadata = yn.get(obj, "metadata")
-        annotations = yn.get(metadata, "annotations")
-        origin = yn.scalar(yn.get(annotations, ORIGIN_ANNOTATION))
-        if origin is None or not isinstance(metadata, MappingNode) or not isinstance(annotations, MappingNode):
-            return None
-        if not self.keep:
-            yn.delete_key(annotations, ORIGIN_ANNOTATION)
-            if not annotations.value:
-                yn.delete_key(metadata, "annotations")
-        try:
-            path = yn.scalar(yn.get(yn.compose(origin), "path"))
-        except yn.YamlInputError:
-            return None
-        return shown(os.path.normpath(os.path.join(self.label, path))) if path else None
-
-
-def _read_text(text: str, label: str, inputs: Inputs, origins: Origins | None = None) -> None:
+def _read_text(text: str, label: str, inputs: Inputs) -> None:
     from yaml.nodes import MappingNode
 
     from . import yamlnodes as yn
@@ -507,15 +510,14 @@ def _read_text(text: str, label: str, inputs: Inputs, origins: Origins | None = 
                 inputs.errors.append(f"error: {where}: {problem}")
                 continue
             assert isinstance(obj, MappingNode)
-            file = origins.file_of(obj) if origins is not None else None
             metadata = yn.get(obj, "metadata")
             if not isinstance(metadata, MappingNode):
                 inputs.created_metadata[id(obj)] = obj
             if not isinstance(yn.get(metadata, "annotations"), MappingNode):
                 inputs.created_annotations[id(obj)] = obj
             item = Item(obj)
-            item.set_annotation(PATH_KEY, file or label)
-            item.set_annotation(INDEX_KEY, "0" if file else str(index - 1))
+            item.set_annotation(PATH_KEY, label)
+            item.set_annotation(INDEX_KEY, str(index - 1))
             inputs.items.append(item)
 
 

@@ -124,11 +124,22 @@ class Reader:
         finally:
             os.close(fd)
 
+    def entries(self, directory: str, label: str) -> list[os.DirEntry[str]]:
+        """The folder's entries in name order, counted against the budget as they are listed, so
+        that a folder of millions of entries is refused before it is held in memory."""
+        found: list[os.DirEntry[str]] = []
+        with os.scandir(directory) as scan:
+            for entry in scan:
+                found.append(entry)
+                if len(found) > self.budget.entries_left:
+                    self.budget.take_entries(len(found), label)
+        self.budget.take_entries(len(found), label)
+        return sorted(found, key=lambda e: e.name)
+
     def walk(self, directory: str, label: str, root: Root) -> list[tuple[str, str, int | None]]:
         """The folder's entries worth reading, in name order, each (real path, label, size; None for
         a folder); hidden entries, other files, broken links and special files are reported, not returned."""
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        self.budget.take_entries(len(entries), label)
+        entries = self.entries(directory, label)
         hidden: list[str] = []
         others: list[str] = []
         out: list[tuple[str, str, int | None]] = []

@@ -24,12 +24,12 @@ mkdir -p "${work}/bin"
 
 started=${SECONDS}
 step() { printf '\n== image setup (%ss): %s\n' "$((SECONDS - started))" "$*"; }
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+if [ "$(id -u)" != 0 ]; then echo ".ci/image.sh: run it as root (rootful podman, apt, debootstrap)" >&2; exit 1; fi
 
 step "packages: podman runc debootstrap"
 if ! command -v podman >/dev/null || ! command -v runc >/dev/null || ! command -v debootstrap >/dev/null; then
-  as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  apt-get update -qq
+  env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     podman runc debootstrap </dev/null >/dev/null
 fi
 podman --version
@@ -50,19 +50,19 @@ if ! podman image exists "${base}"; then
   tarball="${work}/base-${day}.tar"
   if [ ! -s "${tarball}" ]; then
     root="${work}/rootfs-${day}"
-    as_root rm -rf "${root}"
-    as_root debootstrap --variant=minbase --include=python3,python3-venv,python3-pip,ca-certificates \
+    rm -rf "${root}"
+    debootstrap --variant=minbase --include=python3,python3-venv,python3-pip,ca-certificates \
       bookworm "${root}" http://deb.debian.org/debian >"${work}/debootstrap.log" 2>&1 ||
       { tail -n 30 "${work}/debootstrap.log" >&2; exit 1; }
     # pip inside the build reaches PyPI through this host's CA bundle.
-    as_root cp /etc/ssl/certs/ca-certificates.crt "${root}/etc/ssl/certs/ca-certificates.crt"
-    as_root ln -sf python3 "${root}/usr/bin/python"
-    as_root ln -sf pip3 "${root}/usr/bin/pip"
-    as_root rm -f "${root}"/usr/lib/python3.*/EXTERNALLY-MANAGED
-    as_root rm -rf "${root}"/var/cache/apt/archives/*.deb "${root}"/var/lib/apt/lists/*
-    as_root tar -C "${root}" -c . >"${tarball}.part"
+    cp /etc/ssl/certs/ca-certificates.crt "${root}/etc/ssl/certs/ca-certificates.crt"
+    ln -sf python3 "${root}/usr/bin/python"
+    ln -sf pip3 "${root}/usr/bin/pip"
+    rm -f "${root}"/usr/lib/python3.*/EXTERNALLY-MANAGED
+    rm -rf "${root}"/var/cache/apt/archives/*.deb "${root}"/var/lib/apt/lists/*
+    tar -C "${root}" -c . >"${tarball}.part"
     mv "${tarball}.part" "${tarball}"
-    as_root rm -rf "${root}"
+    rm -rf "${root}"
     find "${work}" -maxdepth 1 -name 'base-*.tar' ! -name "base-${day}.tar" -delete
   fi
   podman import --change 'ENV LANG=C.UTF-8' --change 'CMD ["python3"]' - "${base}" <"${tarball}" >/dev/null

@@ -2,7 +2,7 @@
 examples): podman or docker, and the image the Dockerfile builds from this checkout.
 
 - ``TRAINJOB_RESOURCES_IMAGE`` names an image already built (CI: ``.ci/image.sh`` builds it on a
-  debootstrapped stand-in for python:3.11-slim and exports the name);
+  debootstrapped stand-in for python:3.11-slim and exports its ID);
 - unset, the engine builds the Dockerfile here (``TRAINJOB_RESOURCES_BASE_IMAGE``, when set, is
   passed as ``--build-arg PYTHON_IMAGE``; else the Dockerfile's own base, from a registry).
 
@@ -108,7 +108,7 @@ def find_engine(work: Path) -> Engine | str:
     if inside is None or inside.returncode != 0:
         return f"{given or image} does not run: {'' if inside is None else inside.stderr.strip()[-400:]}"
     if inside.stdout != here:
-        return f"{given} holds another version of function/trainjob_resources than this checkout: rebuild it"
+        return f"{given or image} holds another version of function/trainjob_resources than this checkout: rebuild it"
     env = dict(os.environ)
     if Path(cli).name == "podman":
         bin_dir = work / "bin"

@@ -70,7 +70,7 @@ def test_a_config_file_among_the_inputs_is_the_function_config_and_not_printed(
     config.write_text(CONFIG.format(name="fn", memory="128Gi"))
     code, out, err = run([str(tmp_path)], capsys, monkeypatch)
     assert (code, err) == (0, "")
-    assert kinds(out) == ["ClusterTrainingRuntime", "TrainJob", "TrainingRuntime"], "the config is not printed"
+    assert kinds(out) == ["ClusterTrainingRuntime", "TrainingRuntime", "TrainJob"], "the config is not printed"
     write(tmp_path / "more" / "fn.yaml", CONFIG.format(name="other", memory="1Gi"))
     code, out, err = run([str(tmp_path)], capsys, monkeypatch)
     assert (code, out) == (1, "")
@@ -114,7 +114,7 @@ def test_a_kustomizations_transformer_config_sets_the_policy(
     )
     code, out, err = run([str(app)], capsys, monkeypatch)
     assert (code, err) == (0, "")
-    assert kinds(out) == ["ClusterTrainingRuntime", "TrainJob", "ClusterTrainingRuntime"], "its options apply"
+    assert kinds(out) == ["ClusterTrainingRuntime", "ClusterTrainingRuntime", "TrainJob"], "its options apply"
     write(app / "kustomization.yaml", "resources:\n- runtime.yaml\n- trainjob.yaml\n")
     code, out, err = run([str(app)], capsys, monkeypatch)
     assert code == 0
@@ -147,13 +147,13 @@ def test_reference_runtimes_are_read_never_printed(
     trainjob = write(tmp_path / "team" / "trainjob.yaml", TRAINJOB)
     code, out, err = run([str(trainjob), "--runtimes", str(runtimes)], capsys, monkeypatch)
     assert code == 0, err
-    assert kinds(out) == ["TrainJob", "TrainingRuntime"], "the reference runtime resolves, and is not printed"
+    assert kinds(out) == ["TrainingRuntime", "TrainJob"], "the reference runtime resolves, and is not printed"
     assert err == f"note: {runtimes}/quota.yaml: skipped ConfigMap other: --runtimes reads only runtimes\n"
     code, out, err = run([str(trainjob), "--runtimes", str(runtimes / "torch.yaml"), "-o", "json"], capsys, monkeypatch)
     assert code == 0, err
     listed = json.loads(out)
     assert (listed["apiVersion"], listed["kind"]) == ("v1", "List")
-    assert [o["kind"] for o in listed["items"]] == ["TrainJob", "TrainingRuntime"]
+    assert [o["kind"] for o in listed["items"]] == ["TrainingRuntime", "TrainJob"]
 
 
 def test_json_output_holds_the_same_objects_as_yaml(
@@ -192,7 +192,7 @@ def test_the_helm_post_renderer_example(tmp_path: Path) -> None:
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == (HELM / "expected.yaml").read_text()
     objects: list[dict[str, Any]] = documents(done.stdout)
-    assert [o["kind"] for o in objects] == ["ClusterTrainingRuntime", "TrainJob", "TrainingRuntime"]
+    assert [o["kind"] for o in objects] == ["ClusterTrainingRuntime", "TrainingRuntime", "TrainJob"]
     assert yaml.safe_load((HELM / "input.yaml").read_text().split("---\n")[1])["kind"] == "ClusterTrainingRuntime"
     assert "render -" in script.read_text() and "post-render.sh" in (HELM / "README.md").read_text()
 

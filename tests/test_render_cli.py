@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -340,31 +339,6 @@ def test_a_kustomization_is_built_then_rendered(
         return json.dumps(obj, sort_keys=True)
 
     assert sorted(map(key, objects)) == sorted(map(key, expected)), "same objects as kustomize running the function"
-
-
-def test_a_kustomizations_messages_name_the_file_each_object_came_from(
-    kubectl: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """kustomize says where it read each object (origin annotations, asked for by render): a
-    message names that file, not the folder built; the annotation is printed only if the
-    kustomization asked for it."""
-    monkeypatch.setenv("PATH", str(Path(kubectl).parent))
-    overlay = EXAMPLES / "overlay-multi"
-    shutil.copytree(overlay, tmp_path / "overlay-multi")
-    jobs = tmp_path / "overlay-multi" / "base" / "trainjobs.yaml"
-    jobs.write_text(jobs.read_text().replace("memory: 64Gi", "memory: 64GB", 1))
-    root = ["--root", str(tmp_path)]
-    code, out, err = run([str(tmp_path / "overlay-multi" / "overlays" / "prod"), *root], capsys, monkeypatch)
-    assert (code, out) == (1, "")
-    assert f"error: {tmp_path / 'overlay-multi' / 'base' / 'trainjobs.yaml'}: TrainJob ml-prod/llama-finetune: " in err
-
-    shutil.copytree(overlay, tmp_path / "asked")
-    kustomization = tmp_path / "asked" / "overlays" / "prod" / "kustomization.yaml"
-    kustomization.write_text(kustomization.read_text() + "buildMetadata: [originAnnotations]\n")
-    code, out, err = run([str(kustomization.parent), *root], capsys, monkeypatch)
-    assert code == 0, err
-    origins = [o["metadata"]["annotations"].get("config.kubernetes.io/origin") for o in documents(out)]
-    assert "path: ../../base/trainjobs.yaml\n" in origins, "kept where the kustomization asks for it"
 
 
 def test_help_and_usage(capsys: pytest.CaptureFixture[str]) -> None:

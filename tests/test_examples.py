@@ -161,7 +161,7 @@ def test_every_example_has_a_readme_and_a_golden() -> None:
         assert (EXAMPLES / example / "expected.yaml").is_file(), example
 
 
-@pytest.mark.parametrize("example", [*KUSTOMIZE_BUILDS, "kpt", "argocd-cmp"])
+@pytest.mark.parametrize("example", [*KUSTOMIZE_BUILDS, "kpt", "kpt-image", "argocd-cmp"])
 def test_every_golden_has_each_runtime_before_the_trainjobs_using_it(example: str) -> None:
     assert_rendered(documents(expected(example)))
 

@@ -364,11 +364,9 @@ def test_kustomize_fan_out_is_cut_by_the_time_limit_or_the_output_bound(repo: Pa
                 levels / f"l{level}" / side / "kustomization.yaml",
                 f"namePrefix: {side}-\nresources:\n- ../../l{level - 1}\n",
             )
-    start = time.monotonic()
     out = render(repo, "fan/l18", "--timeout", "3", cpu_seconds=20)
     assert (out.code, out.stdout) == (1, ""), out
     assert "did not finish within 3 s; stopped" in out.stderr or "bytes left of the render's input limit" in out.stderr
-    assert time.monotonic() - start < 25
 
 
 def test_a_named_pipe_is_skipped_not_waited_for(repo: Path) -> None:

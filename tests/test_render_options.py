@@ -75,9 +75,13 @@ def test_a_config_file_among_the_inputs_is_the_function_config_and_not_printed(
     code, out, err = run([str(tmp_path)], capsys, monkeypatch)
     assert (code, out) == (1, "")
     assert (
-        f"error: 2 trainjob-resources configs found ({tmp_path}/more/fn.yaml, {tmp_path}/trainjob-resources.yaml)"
-        in err
-    )
+        f"error: 2 trainjob-resources configs with different options found ({tmp_path}/more/fn.yaml, "
+        f"{tmp_path}/trainjob-resources.yaml); render applies the function once: keep one"
+    ) in err
+    write(tmp_path / "more" / "fn.yaml", CONFIG.format(name="other", memory="128Gi"))
+    code, out, err = run([str(tmp_path)], capsys, monkeypatch)
+    assert (code, err) == (0, ""), "the same options twice (a base's and an overlay's) are applied once"
+    assert kinds(out).count("TrainingRuntime") == 1
 
 
 def test_a_function_config_map_among_the_inputs_is_the_function_config(
@@ -227,3 +231,20 @@ def test_objects_of_a_kustomize_build_are_named_by_their_files(
     assert code == 0, err
     origins = [o["metadata"].get("annotations", {}).get("config.kubernetes.io/origin") for o in documents(out)]
     assert origins[0] is not None, "asked for by the kustomization: kept"
+
+
+def test_a_tenant_cap_joins_the_platforms_caps() -> None:
+    from trainjob_resources.config import LayerError, combine, layer_from_env, layer_from_object
+
+    platform = layer_from_object(
+        {"apiVersion": "v1", "kind": "ConfigMap", "data": {"maxPerContainer": "cpu=8,memory=64Gi"}}, "p.yaml", True
+    )
+    tenant = layer_from_env({"ARGOCD_ENV_MAX_PER_CONTAINER": "memory=32Gi,nvidia.com/gpu=1"})
+    assert tenant is not None
+    config = combine([platform, tenant])
+    assert config.max_per_container == {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "1"}
+    assert combine([tenant]).max_per_container == {"memory": "32Gi", "nvidia.com/gpu": "1"}, "no platform, no floor"
+    looser = layer_from_env({"ARGOCD_ENV_MAX_PER_CONTAINER": "memory=65Gi"})
+    assert looser is not None
+    with pytest.raises(LayerError, match=r"maxPerContainer \{memory: 65Gi\} would loosen"):
+        combine([platform, looser])

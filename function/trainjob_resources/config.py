@@ -258,7 +258,7 @@ def _variable(name: str) -> str:
 
 
 def combine(layers: list[Layer]) -> FunctionConfig:
-    """The options of all layers, later ones first; a tenant's policy option that is looser than the
+    """The options of all layers, a later layer overriding an earlier; a tenant's policy option looser than the
     platform's is an error (LayerError names both)."""
     platform = next((layer for layer in layers if layer.platform), None)
     problems: list[str] = []

@@ -652,13 +652,20 @@ def _effective_config(platform: Layer | None, inputs: Inputs, environ: Mapping[s
     from .krm import Item
 
     layers: list[Layer] = [platform] if platform is not None else []
+    for node, _ in inputs.configs:
+        _strip_internal(node)
+    options = [_options_of(node) for node, _ in inputs.configs]
+    if len(inputs.configs) > 1 and all(o == options[0] for o in options):
+        inputs.configs[1:] = []  # the same options in several places (a base's and an overlay's): applied once
     if len(inputs.configs) > 1:
         found = ", ".join(label for _, label in inputs.configs)
-        inputs.errors.append(f"error: {len(inputs.configs)} trainjob-resources configs found ({found}); keep one")
+        inputs.errors.append(
+            f"error: {len(inputs.configs)} trainjob-resources configs with different options found ({found}); "
+            "render applies the function once: keep one"
+        )
         return None
     try:
         for node, label in inputs.configs:
-            _strip_internal(node)
             layers.append(layer_from_object(yn.to_python(node), label))
         env_layer = layer_from_env(environ) if environ is not None else None
         if env_layer is not None:
@@ -678,6 +685,13 @@ def _effective_config(platform: Layer | None, inputs: Inputs, environ: Mapping[s
     sources = dict.fromkeys(source for layer in layers for source in layer.sources.values())
     item.set_annotation(PATH_KEY, " + ".join(sources) or "functionConfig")
     return item
+
+
+def _options_of(node: Node) -> object:
+    from . import yamlnodes as yn
+
+    options = yn.get(node, "spec") or yn.get(node, "data")
+    return yn.to_python(options) if options is not None else None
 
 
 def _strip_internal(node: Node) -> None:

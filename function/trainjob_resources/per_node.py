@@ -13,12 +13,14 @@ already wrote is what the plugins read already: nothing is added to it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from . import fieldpath
 from .effective import RESOURCES_PER_NODE_PATH
 from .merge import DIRECTIVE, compose_patches, merge_requirements
 from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, TRAINER_CONTAINER, JobInfo, RuntimeSpec
+from .sites import ContainerSite
 from .topology import MPI_NODE_JOB, Topology
 from .violations import Violation
 
@@ -92,3 +94,29 @@ def ignored_per_node(runtime: RuntimeSpec, per_node: Mapping[str, Any] | None, d
             "ContainerPatch instead, or use a runtime with an mlPolicy",
         )
     ]
+
+
+def pruned_nulls(per_node: Mapping[str, Any] | None, sites: Iterable[ContainerSite], native: bool) -> list[Violation]:
+    """A ``null`` the API server prunes (resourcesPerNode; every ``resources`` in ``native`` mode): it
+    deletes nothing, the runtime's value stays (see ``merge``)."""
+    found = list(_nulls(per_node, RESOURCES_PER_NODE_PATH))
+    if native:
+        for site in sites:
+            found += _nulls(site.resources, site.resources_path)
+    return [
+        Violation(
+            path,
+            "null deletes nothing here: the API server prunes it from this typed field, so the runtime's "
+            "value stays (remove it, or change the runtime)",
+            severity="warning",
+        )
+        for path in found
+    ]
+
+
+def _nulls(value: Mapping[str, Any] | None, path: str) -> Iterator[str]:
+    for key, child in (value or {}).items():
+        if child is None:
+            yield fieldpath.child(path, key)
+        elif isinstance(child, Mapping):
+            yield from (fieldpath.child(fieldpath.child(path, key), k) for k, v in child.items() if v is None)

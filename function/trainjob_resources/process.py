@@ -27,8 +27,9 @@ from .materialize import (
     strip_resources,
     with_internal_annotations,
 )
+from .merge import without_nulls
 from .models import CLUSTER_RUNTIME_KIND, TrainJob, parse_trainjob, resources_per_node
-from .per_node import ignored_per_node, moved_resources, runtime_node_resources
+from .per_node import ignored_per_node, moved_resources, pruned_nulls, runtime_node_resources
 from .policy import evaluate
 from .provenance import DERIVED_FROM, ProvenanceError, dump, has_provenance, restore
 from .records import MutableRecord
@@ -194,7 +195,8 @@ def _validate(
     for job_site in job_sites(trainjob):
         out += validate_job_site(job_site, entry.jobs, display)
     out += ignored_per_node(entry.model, per_node, display)
-    moved, problem = _moved(entry, sites, per_node, topo)
+    out += pruned_nulls(per_node, sites, native=config.mode == "native")
+    moved, problem = _moved(entry, sites, without_nulls(per_node), topo)
     for site in sites:
         out += validate_container_site(site, entry.jobs, display, config.trainer_resources, topo, moved)
     if problem is not None and config.trainer_resources == "moveToResourcesPerNode":
@@ -396,7 +398,7 @@ def _materialize(
         work = item.node
     removed = strip_resources(work)
     if trainer_sites:
-        moved = _moved(entry, trainer_sites, resources_per_node(trainjob), topo)[0]
+        moved = _moved(entry, trainer_sites, without_nulls(resources_per_node(trainjob)), topo)[0]
         assert moved is not None  # _validate refused the patches that cannot move
         _move_to_resources_per_node(work, moved, outcome)
         removed = [r for r in removed if not any(r.container == s.name and r.job == s.job for s in trainer_sites)]

@@ -2,13 +2,14 @@
 
 The markers of ``pkg/apis/trainer/v1alpha1/trainjob_types.go``: ``MaxItems``, ``MinLength``/``MaxLength``,
 ``Minimum``, ``listType=map`` keys (a duplicate key is refused) and the CEL rules on
-``metadata.name``. Also strategic-merge directives (``$patch``, ``$retainKeys``,
-``$setElementOrder/...``, ``$deleteFromPrimitiveList/...``) anywhere the TrainJob keeps them: the
-API server validates the TrainJob against its schema, where a directive is an unknown field (or,
-in a map of quantities, a value that fails the quantity pattern); upstream never applies it. The
-one exception is the function's own extension, ``$patch: replace`` inside ``limits`` or
-``requests`` of a ContainerPatch's ``resources`` in ``materialize`` mode, which never reaches the
-cluster (see ``merge``).
+``metadata.name``. Also strategic-merge directives (``$patch``, ``$retainKeys``, ``$setElementOrder/...``,
+``$deleteFromPrimitiveList/...``) anywhere the TrainJob keeps them. In a typed field the API
+server validates the TrainJob against its schema, where a directive is an unknown field (or, in a
+map of quantities such as ``resourcesPerNode.limits``, a value that fails the quantity pattern):
+it never reaches upstream's merge. In a map of strings (``nodeSelector``, labels) it would reach
+``mergeRuntimePatches`` and act there, which the function does not model. The one exception is the
+function's own extension, ``$patch: replace`` inside ``limits`` or ``requests`` of a
+ContainerPatch's ``resources`` in ``materialize`` mode, which never reaches the cluster (see ``merge``).
 """
 
 from __future__ import annotations
@@ -158,8 +159,8 @@ def _directive_keys(value: Any, path: str) -> Iterator[tuple[str, str, Any]]:
 def _directive(at: str, key: str, why: str) -> Violation:
     return Violation(
         fieldpath.child(at, key),
-        f"strategic-merge directive {key!r} is not supported here: {why}, so the API server rejects or "
-        "prunes it and Kubeflow Trainer never applies it; write the values you want instead",
+        f"strategic-merge directive {key!r} is not supported here: {why}, so the API server refuses or "
+        "prunes it (or, in a map of strings, upstream's merge acts on it); write the values you want instead",
     )
 
 

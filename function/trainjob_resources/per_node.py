@@ -2,13 +2,17 @@
 changing the training topology, and the resourcesPerNode that upstream would ignore.
 
 The plugins count devices from ``TrainJob.spec.trainer.resourcesPerNode`` *instead of* the
-runtime's node container when it is set (``pkg/runtime/runtime.go`` ``ExtractResourcePerNodeFromRuntime``,
-``GetNumGPUPerNode``; ``plugins/torch/torch.go`` ``EnforceMLPolicy`` and ``getNumCPUPerNode``,
-``plugins/torch/torchtune.go`` ``getRecipeAndConfig``, ``plugins/mpi/mpi.go``,
-``plugins/xgboost/xgboost.go``). So when moving creates ``resourcesPerNode``, it carries over the
-keys those plugins read (every resource whose name contains ``gpu``, and ``cpu``) from the
-runtime's node container, where the patch does not set them. A ``resourcesPerNode`` the user
-already wrote is what the plugins read already: nothing is added to it.
+runtime's node container when it is set (``pkg/runtime/runtime.go``
+``ExtractResourcePerNodeFromRuntime``, ``GetNumGPUPerNode``;
+``pkg/runtime/framework/plugins/torch/torch.go`` ``EnforceMLPolicy`` and ``getNumCPUPerNode``;
+``pkg/runtime/framework/plugins/torch/torchtune.go`` ``validateTorchTune``, ``getRecipeAndConfig``;
+``pkg/runtime/framework/plugins/mpi/mpi.go`` and ``pkg/runtime/framework/plugins/xgboost/xgboost.go``
+``EnforceMLPolicy``). So when moving creates ``resourcesPerNode``, it carries over the keys those
+plugins read (every resource whose name contains ``gpu``, and ``cpu``) from the runtime's node
+container, where the patch does not set them. A ``resourcesPerNode`` the user already wrote is
+what the plugins read already: nothing is added to it. Where ``resourcesPerNode`` would be
+ignored (a runtime without ``mlPolicy``) there is no trainer container, so nothing moves, and a
+``resourcesPerNode`` the user wrote is an error.
 """
 
 from __future__ import annotations

@@ -48,8 +48,8 @@ def name_keyed_violations(
         out.append(
             Violation(
                 derived[0].resources_path,
-                "Kubeflow Trainer reads the torchtune model from runtimeRef.name (torchtune.go "
-                f"getModelFromRuntimeRef: three '-'-separated fields, as in {entry.item.name!r}), so the "
+                "Kubeflow Trainer reads the torchtune model from runtimeRef.name (torchtune.go getModelFromRuntimeRef: "
+                f"three '-'-separated fields, as in {entry.item.name!r}), so the "
                 "derived runtime's name would make it refuse this TrainJob ('must have a supported pretrained "
                 "model'): size these containers in the runtime itself (or a copy of it with a name of that "
                 "form), or take resources out of this TrainJob's runtimePatches",

@@ -20,11 +20,14 @@ container order and pod counts, each as upstream Kubeflow Trainer computes it.
 - **Pod counts.** ``newRuntimeInfo`` starts each PodSet at the job's ``parallelism`` (default 1),
   a trainer-labelled job of a runtime with ``mlPolicy`` at ``mlPolicy.numNodes``, at least 1
   (``pkg/runtime/runtime.go`` ``WithPodSet``). ``spec.trainer.numNodes`` then replaces the count
-  of the job named ``node`` for MPI (minus one for the launcher with ``runLauncherAsNode``, at
-  least 1: ``plugins/mpi/mpi.go``), else of the first trainer-labelled job (``plugins/torch/torch.go``,
-  ``plugins/jax/jax.go``, ``plugins/xgboost/xgboost.go``, ``plugins/plainml/plainml.go``).
-  ``plugins/jobset/jobset.go`` ``syncParallelCount`` writes the count to ``parallelism`` and
-  ``completions``; ``plugins/jobset/builder.go`` gives trainer and initializer jobs one replica.
+  of the job named ``node`` for MPI, minus one for the launcher with ``runLauncherAsNode``, at
+  least 1 (``pkg/runtime/framework/plugins/mpi/mpi.go`` ``EnforceMLPolicy``), else of the first
+  trainer-labelled job (``EnforceMLPolicy`` of ``pkg/runtime/framework/plugins/torch/torch.go``,
+  ``pkg/runtime/framework/plugins/jax/jax.go``, ``pkg/runtime/framework/plugins/xgboost/xgboost.go``,
+  ``pkg/runtime/framework/plugins/plainml/plainml.go``).
+  ``pkg/runtime/framework/plugins/jobset/jobset.go`` ``syncParallelCount`` writes the count to
+  ``parallelism`` and ``completions`` of every job; ``pkg/runtime/framework/plugins/jobset/builder.go``
+  gives the trainer and initializer jobs one replica.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, TRAINER_CONTAINER, C
 from .sites import ContainerSite
 
 MPI_NODE_JOB = "node"
-# Replicated jobs whose replicas the Trainer controller sets to 1 (plugins/jobset/builder.go).
+# Replicated jobs whose replicas the controller sets to 1 (pkg/runtime/framework/plugins/jobset/builder.go).
 SINGLE_REPLICA_ANCESTORS = (TRAINER_ANCESTOR, "dataset-initializer", "model-initializer")
 
 OrderKey = tuple[str, ContainerList]

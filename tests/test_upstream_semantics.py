@@ -9,10 +9,13 @@ from typing import Any
 
 import pytest
 from trainjob_resources import explain_cli
+from trainjob_resources.bundle import index
+from trainjob_resources.effective import effective_resources
 from trainjob_resources.krm import Item, ResourceList
 from trainjob_resources.models import parse_trainjob
 from trainjob_resources.per_node import moved_resources
 from trainjob_resources.runtime_view import parse_runtime
+from trainjob_resources.sites import container_sites
 from trainjob_resources.topology import smp_order, topology
 from trainjob_resources.yamlnodes import from_python
 
@@ -602,3 +605,60 @@ def test_explain_init_order_by_hand(entries: list[dict[str, Any]], mode: str, or
     # sidecar, then setup: setup runs beside the sidecar, 4 + 1 = 5 > node + sidecar = 3.
     # setup, then sidecar: setup alone, 4 > 3.
     assert job["podRequests"]["cpu"] == cpu
+
+
+# Claims: a runtime patch replaces the list (ResourceRequirements.claims has no patch strategy),
+# in the derived runtime as kubectl's strategic merge computes it, and in native mode's effective resources.
+CLAIMED = {"limits": {"cpu": "1"}, "claims": [{"name": "gpu"}, {"name": "nic", "request": "a"}]}
+CLAIM_PATCHES = [{"claims": [{"name": "nic", "request": "b"}]}, {"limits": {"cpu": "2"}}]
+
+
+def claimed_runtime() -> dict[str, Any]:
+    return runtime(
+        [rjob("node", [container("node")], TRAINER_LABELS, init=[container("loader", copy.deepcopy(CLAIMED))])],
+        {"torch": {}},
+    )
+
+
+@pytest.mark.kubectl
+def test_materialized_claims_match_kubectl(kubectl: str, tmp_path: Any) -> None:
+    rt = claimed_runtime()
+    patches = [
+        patch("node", f"m{i}.example.com/p", initContainers=[{"name": "loader", "resources": r}])
+        for i, r in enumerate(CLAIM_PATCHES)
+    ]
+    out = render([rt, trainjob(patches)])
+    assert out.code == 0, out.errors()
+    (derived,) = out.of_kind("TrainingRuntime")
+    loader = derived["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "initContainers"
+    ][0]
+    pod: Any = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"initContainers": [container("loader", copy.deepcopy(CLAIMED))], "containers": [container("node")]},
+    }
+    for one in CLAIM_PATCHES:
+        pod = kubectl_patch(
+            kubectl, pod, {"spec": {"initContainers": [{"name": "loader", "resources": one}]}}, tmp_path / "pod.json"
+        )
+    expected = pod["spec"]["initContainers"][0]["resources"]
+    assert loader["resources"]["claims"] == expected["claims"] == [{"name": "nic", "request": "b"}]
+    assert loader["resources"]["limits"] == {"cpu": "2"} and expected["limits"] == {"cpu": "2"}
+
+
+def test_native_claims_are_replaced() -> None:
+    patches = [
+        patch("node", f"m{i}.example.com/p", initContainers=[{"name": "loader", "resources": r}])
+        for i, r in enumerate(CLAIM_PATCHES)
+    ]
+    raw = trainjob(patches)
+    tj, _ = parse_trainjob(raw)
+    bundle = index([Item(from_python(claimed_runtime()))])
+    (entry,) = bundle.runtimes.values()
+    assert tj is not None and entry.model is not None
+    sites = list(container_sites(tj, raw))
+    topo = topology(entry.model, tj, sites, "native")
+    effective = effective_resources(entry.jobs, sites, None, topo, native=True)
+    assert effective[("node", "initContainers", "loader")].requirements["claims"] == [{"name": "nic", "request": "b"}]

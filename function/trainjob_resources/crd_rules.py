@@ -143,8 +143,19 @@ def _directives(patch: Mapping[str, Any], path: str, mode: str) -> list[Violatio
 _OWN_EXTENSION = re.compile(r".*\.(initContainers|containers)\[\d+\]\.resources\.(limits|requests)")
 
 
+def _has_directive(value: Any) -> bool:
+    """Whether any map key below ``value`` starts with ``$`` (cheap: the common answer is no)."""
+    if isinstance(value, dict):
+        return any((type(k) is str and k.startswith("$")) or _has_directive(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_directive(v) for v in value)
+    return False
+
+
 def _directive_keys(value: Any, path: str) -> Iterator[tuple[str, str, Any]]:
     """(path of the map, key, value) of every map key that starts with ``$``."""
+    if not _has_directive(value):
+        return
     if isinstance(value, Mapping):
         for key, child in value.items():
             if isinstance(key, str) and key.startswith("$"):

@@ -214,18 +214,26 @@ def _has_key(value: Any, key: str) -> bool:
 
 def assert_rendered(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every TrainJob has no ``resources`` left in its patches and its runtimeRef resolves to a
-    runtime in the same output; returns the TrainJobs."""
-    runtimes = {identity(o) for o in objects if o.get("kind") in ("TrainingRuntime", "ClusterTrainingRuntime")}
+    runtime earlier in the same output (applied in order, the TrainJob webhook finds it); returns
+    the TrainJobs."""
     trainjobs = [o for o in objects if o.get("kind") == "TrainJob"]
     assert trainjobs, "no TrainJob in the output"
-    for job in trainjobs:
+    for position, job in enumerate(objects):
+        if job.get("kind") != "TrainJob":
+            continue
         name = job["metadata"]["name"]
         assert not _has_key(job["spec"].get("runtimePatches"), "resources"), f"TrainJob {name} still has resources"
         ref = job["spec"]["runtimeRef"]
         kind = ref.get("kind", "ClusterTrainingRuntime")
         namespace = job["metadata"].get("namespace", "") if kind == "TrainingRuntime" else ""
-        assert (kind, namespace, ref["name"]) in runtimes, f"TrainJob {name}: {kind} {ref['name']} is not in the output"
+        before = {identity(o) for o in objects[:position] if o.get("kind") in RUNTIME_KINDS}
+        assert (kind, namespace, ref["name"]) in before, (
+            f"TrainJob {name}: {kind} {ref['name']} does not come before it"
+        )
     return trainjobs
+
+
+RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
 
 
 def argocd_env() -> dict[str, str]:

@@ -138,6 +138,23 @@ def test_every_example_has_a_readme_and_a_golden() -> None:
         assert (EXAMPLES / example / "expected.yaml").is_file(), example
 
 
+@pytest.mark.parametrize("example", [*KUSTOMIZE_BUILDS, "kpt", "argocd-cmp"])
+def test_every_golden_has_each_runtime_before_the_trainjobs_using_it(example: str) -> None:
+    assert_rendered(documents(expected(example)))
+
+
+@pytest.mark.parametrize("example", list(KUSTOMIZE_BUILDS))
+def test_kustomize_examples_sort_runtimes_first(example: str) -> None:
+    """kustomize appends what a function adds after what it was given, whatever ``order: fifo``
+    says: only its legacy order, told where the runtime kinds and TrainJob go, puts them first."""
+    kustomization = load(EXAMPLES / example / KUSTOMIZE_BUILDS[example] / "kustomization.yaml")
+    options = kustomization["sortOptions"]
+    assert options["order"] == "legacy"
+    first, last = options["legacySortOptions"]["orderFirst"], options["legacySortOptions"]["orderLast"]
+    assert first[-2:] == ["ClusterTrainingRuntime", "TrainingRuntime"]
+    assert last[0] == "TrainJob"
+
+
 # kpt
 
 

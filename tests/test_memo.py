@@ -54,8 +54,17 @@ class NoMemo(process.Memo):
     ) -> list[Violation]:
         return evaluate(trainjob, namespace, entry, sites, bundle, config)
 
-    def derived_name(self, entry: process.RuntimeEntry, kind: str, overrides: dict[str, Any]) -> str:
-        return derived_name(entry.item, kind, overrides)
+    def plan(
+        self,
+        entry: process.RuntimeEntry,
+        all_effective: dict[ContainerKey, Effective],
+        sites: list[ContainerSite],
+        topo: Topology,
+    ) -> process.Plan:
+        return process._plan(all_effective, sites, topo)
+
+    def derived_name(self, entry: process.RuntimeEntry, kind: str, namespace: str, overrides: dict[str, Any]) -> str:
+        return derived_name(entry.item, kind, namespace, overrides)
 
 
 def render(data: bytes) -> bytes:

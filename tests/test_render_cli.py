@@ -56,7 +56,7 @@ def test_files_render_to_manifests_without_internal_annotations(
     assert (code, err) == (0, "")
     assert "internal.config.kubernetes.io" not in out
     objects = documents(out)
-    assert [o["kind"] for o in objects] == ["ClusterTrainingRuntime", "TrainJob", "TrainingRuntime"]
+    assert [o["kind"] for o in objects] == ["ClusterTrainingRuntime", "TrainingRuntime", "TrainJob"]
     assert "annotations" not in objects[0]["metadata"]
     (job,) = assert_rendered(objects)
     (derived,) = by_kind(objects, "TrainingRuntime")
@@ -88,7 +88,7 @@ def test_folders_are_read_recursively_in_name_order(
     code, out, err = run([str(tmp_path)], capsys, monkeypatch)
     assert (code, err) == (0, "")
     kinds = [o["kind"] for o in documents(out)]
-    assert kinds == ["ClusterTrainingRuntime", "TrainJob", "ConfigMap", "TrainingRuntime"]
+    assert kinds == ["ClusterTrainingRuntime", "TrainingRuntime", "TrainJob", "ConfigMap"]
     assert "metadata:\n  name: c\n" in out, "JSON input is written in block style"
 
 

@@ -13,7 +13,7 @@ from .models import (
     TRAINJOB_KIND,
     RuntimeRef,
 )
-from .provenance import DERIVED_FROM
+from .provenance import DERIVED_FROM, old
 from .records import MutableRecord, Record
 from .runtime_view import JobInfo, RuntimeSpec, jobs_of, parse_runtime
 from .violations import Violation
@@ -88,7 +88,7 @@ class Bundle(MutableRecord):
         if item.group != TRAINER_GROUP:
             return
         if item.kind in RUNTIME_KINDS:
-            if item.annotation(DERIVED_FROM) is not None:
+            if item.annotation(DERIVED_FROM) is not None or item.annotation(old(DERIVED_FROM)) is not None:
                 self.derived[identity] = item
                 return
             model, violations = parse_runtime(item.value())

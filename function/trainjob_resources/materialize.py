@@ -1,14 +1,17 @@
 """Derived runtimes the real API accepts, and the TrainJob rewritten to use one.
 
 The derived runtime is the base runtime with the effective resources folded into the patched
-containers; its name is the base name plus a hash of what it holds, so identical overrides share
-one runtime and different ones never collide. The TrainJob points at it and loses ``resources``
-from its patches (and any patch level that leaves empty); everything else stays as written.
+containers. Its name is the base name plus a hash of the base's identity, the derived kind and
+namespace and the overrides (never the base's content: ``NAME_SCHEME_VERSION``), so identical
+overrides share one runtime, different ones never collide, and an edit of the base changes the
+derived runtime's content, never its name. The TrainJob points at it and loses ``resources`` from
+its patches (and any patch level that leaves empty); everything else stays as written.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -17,22 +20,35 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 from . import records, textedit
 from . import yamlnodes as yn
 from .effective import ContainerKey, Effective
-from .krm import INDEX_ANNOTATIONS, PATH_ANNOTATIONS, Item
+from .krm import INDEX_ANNOTATIONS, PATH_ANNOTATIONS, FileRef, Item
 from .models import CLUSTER_RUNTIME_KIND, TRAINER_GROUP
 from .provenance import (
+    DEPENDS_ON,
     DERIVED_FROM,
+    DERIVED_LABEL,
     JOB_CHAIN,
+    NAME_SCHEME,
+    OLD_PREFIX,
     OVERRIDES,
     POD_CHAIN,
+    PREFIX,
     RESOURCES,
     RUNTIME_REF,
+    SYNC_WAVE,
     Record,
+    dependency,
     dump,
     record_text,
+    with_dependency,
 )
+from .quantity import QuantityError, parse_quantity
 
 MAX_NAME = 63
 HASH_LENGTH = 10
+_MAX_DECIMAL_BITS = 3000  # about 900 digits, far below Python's limit on int-to-decimal conversion
+_INTEGER = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.Atoi, which Argo CD reads waves with, accepts
+# Bumped only with a change of what the name hashes; tests/test_names.py pins the names it gives.
+NAME_SCHEME_VERSION = "1"
 # Annotations that describe the base object's source or identity to an orchestrator (file, index,
 # kustomize's resource id, build metadata): a derived runtime is a different object and must not
 # claim them.
@@ -43,11 +59,24 @@ _ORCHESTRATOR_PREFIXES = (
     "kustomize.config.k8s.io/",
     "alpha.config.kubernetes.io/",
 )
-_DROPPED_ANNOTATIONS = {"kubectl.kubernetes.io/last-applied-configuration"}
+# What changes how the cluster or a deployer treats a new object: the derived runtime is a new
+# object of this function's, not the base's. Upstream's runtime guide (docs/operator-guides/runtime.md,
+# "Skipping Webhook Validation"): runtimes you create or modify must omit webhook-validation.
+_OWNERSHIP_PREFIXES = ("meta.helm.sh/", "helm.sh/", "argocd.argoproj.io/", PREFIX, OLD_PREFIX)
+_DROPPED_KEYS = {
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "trainer.kubeflow.org/webhook-validation",
+}
 
 
 def _kept_annotation(key: str) -> bool:
-    return key not in _DROPPED_ANNOTATIONS and not key.startswith(_ORCHESTRATOR_PREFIXES)
+    return key not in _DROPPED_KEYS and not key.startswith((*_ORCHESTRATOR_PREFIXES, *_OWNERSHIP_PREFIXES))
+
+
+def _kept_label(key: str, value: str | None) -> bool:
+    if key == "app.kubernetes.io/managed-by" and value == "Helm":
+        return False
+    return key not in _DROPPED_KEYS and not key.startswith(_OWNERSHIP_PREFIXES)
 
 
 class Derived(records.Record):
@@ -92,23 +121,72 @@ def clean_requirements(requirements: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def overrides_of(effective: Mapping[ContainerKey, Effective]) -> dict[str, Any]:
-    """The effective resources per ``job/list/container``: what a derived runtime changes."""
+    """The effective resources per ``job/list/container``: what a derived runtime holds."""
     return {"/".join(key): clean_requirements(effective[key].requirements) for key in sorted(effective)}
+
+
+def canonical_quantity(raw: Any) -> Any:
+    """A quantity as its exact value, whatever its spelling or format: ``64Gi``, ``65536Mi`` and
+    ``68719476736`` are all ``68719476736``, ``500m`` and ``0.5`` are both ``5e-1``. (The API server
+    stores ``64Gi`` and ``68719476736`` as written, but compares them equal: so do names.)"""
+    try:
+        quantity = parse_quantity(raw)
+    except QuantityError:
+        return raw  # not a quantity (validation reported it); hashed as written
+    coefficient, exponent = quantity.coefficient, quantity.exponent
+    if coefficient == 0:
+        return "0"
+    if coefficient.bit_length() > _MAX_DECIMAL_BITS:  # absurd, but valid: written in hex, as it is
+        return f"{coefficient:#x}e{exponent}"
+    while coefficient % 10 == 0:
+        coefficient //= 10
+        exponent += 1
+    return f"{coefficient}e{exponent}" if exponent else str(coefficient)
+
+
+def canonical_patch(patch: Mapping[str, Any]) -> dict[str, Any]:
+    """One container's composed ``resources`` patch in canonical form: quantities by value, empty
+    maps left out (they change nothing), ``null`` deletions and ``$patch`` directives kept."""
+    out: dict[str, Any] = {}
+    for key, value in patch.items():
+        if key in ("limits", "requests") and isinstance(value, Mapping):
+            values = {k: v if k == "$patch" or v is None else canonical_quantity(v) for k, v in value.items()}
+            if values:
+                out[key] = values
+        elif value != {}:
+            out[key] = value
+    return out
 
 
 def base_ref(base: Item) -> str:
     return "/".join(p for p in (base.kind, base.namespace, base.name) if p)
 
 
-def derived_name(base: Item, kind: str, overrides: Mapping[str, Any]) -> str:
-    """Base name + a hash of everything the derived runtime holds (base content included)."""
-    content = dump({"base": base_ref(base), "kind": kind, "spec": base.value().get("spec"), "overrides": overrides})
-    digest = hashlib.sha256(content.encode()).hexdigest()[:HASH_LENGTH]
+def derived_name(base: Item, kind: str, namespace: str, overrides: Mapping[str, Any]) -> str:
+    """The base name (cut to fit) + ``-`` + 10 hex characters of a SHA-256 over the name scheme's
+    version, the base's identity, the derived kind and namespace, and the canonical overrides
+    (``canonical_patch`` per ``job/list/container``): canonical JSON, keys sorted. Nothing of the
+    base's content, so that an edit of the base never renames (``TrainJob.spec.runtimeRef`` is
+    immutable upstream)."""
+    base_namespace = "" if base.kind == CLUSTER_RUNTIME_KIND else base.namespace
+    payload = {
+        "scheme": NAME_SCHEME_VERSION,
+        "base": {"kind": base.kind, "namespace": base_namespace, "name": base.name},
+        "kind": kind,
+        "namespace": "" if kind == CLUSTER_RUNTIME_KIND else namespace,
+        "overrides": overrides,
+    }
+    digest = hashlib.sha256(dump(payload).encode()).hexdigest()[:HASH_LENGTH]
     return f"{base.name[: MAX_NAME - HASH_LENGTH - 1].rstrip('-.')}-{digest}"
 
 
 def derive_runtime(
-    base: Item, kind: str, namespace: str, effective: Mapping[ContainerKey, Effective], name: str
+    base: Item,
+    kind: str,
+    namespace: str,
+    effective: Mapping[ContainerKey, Effective],
+    name: str,
+    overrides: Mapping[str, Any],
 ) -> Derived:
     text = (base.source, base.dash) if base.source is not None else None
     base_node = base.node
@@ -144,7 +222,8 @@ def derive_runtime(
     _rebuild_metadata(node, base, name, scope)
     annotations = yn.ensure_map(yn.ensure_map(node, "metadata"), "annotations")
     yn.set_key(annotations, DERIVED_FROM, yn.str_node(base_ref(base)))
-    yn.set_key(annotations, OVERRIDES, yn.str_node(dump(overrides_of(effective))))
+    yn.set_key(annotations, OVERRIDES, yn.str_node(dump(overrides)))
+    yn.set_key(annotations, NAME_SCHEME, yn.str_node(NAME_SCHEME_VERSION))
     return Derived(kind, scope, name, node, text)
 
 
@@ -154,20 +233,19 @@ def _rebuild_metadata(node: MappingNode, base: Item, name: str, namespace: str) 
     yn.set_key(metadata, "name", yn.str_node(name))
     if namespace:
         yn.set_key(metadata, "namespace", yn.str_node(namespace))
-    labels = yn.get(old, "labels")
-    if isinstance(labels, MappingNode) and labels.value:
-        yn.set_key(metadata, "labels", labels)
+    labels = [(k, v) for k, v in yn.items_of(yn.get(old, "labels")) if _kept_label(k, yn.scalar(v))]
+    labels.append((DERIVED_LABEL, yn.str_node("true")))
+    yn.set_key(metadata, "labels", MappingNode(yn.MAP_TAG, [(yn.str_node(k), v) for k, v in labels], flow_style=False))
     kept = [(k, v) for k, v in yn.items_of(yn.get(old, "annotations")) if _kept_annotation(k)]
     annotations = MappingNode(yn.MAP_TAG, [(yn.str_node(k), v) for k, v in kept], flow_style=False)
     yn.set_key(metadata, "annotations", annotations)
     yn.set_key(node, "metadata", metadata)
 
 
-def place_next_to(derived: Derived, trainjob: Item) -> None:
-    """A new derived runtime's file: beside the TrainJob that first uses it (kpt writes it there),
-    named after its kind, namespace and name: TrainJobs of two namespaces in one folder can derive
-    runtimes of one name, and kpt refuses two objects at one path."""
-    source = trainjob.file
+def place_next_to(derived: Derived, source: FileRef | None) -> None:
+    """A new derived runtime's file: beside the TrainJob that first uses it (``source``: kpt writes
+    it there), named after its kind, namespace and name: TrainJobs of two namespaces in one folder
+    can derive runtimes of one name, and kpt refuses two objects at one path."""
     if source is None:
         return
     folder = source.path.rsplit("/", 1)[0] + "/" if "/" in source.path else ""
@@ -249,11 +327,36 @@ def _strip_chain(node: Node, chain: tuple[str, ...], leaf: Any) -> bool:
 
 
 def point_at(trainjob: Item, derived: Derived, original_ref: Any, removed: list[Record]) -> None:
-    """Rewrite the TrainJob's runtimeRef to ``derived`` and record what a re-render needs."""
+    """Rewrite the TrainJob's runtimeRef to ``derived``, make it depend on it for kpt live apply
+    (not when the TrainJob names no namespace: its runtime's namespace is then not known), and
+    record what a re-render needs."""
     assert isinstance(trainjob.node, MappingNode)
     spec = yn.ensure_map(trainjob.node, "spec")
     ref = [("apiGroup", TRAINER_GROUP), ("kind", derived.kind), ("name", derived.name)]
     pairs = [(yn.str_node(key), yn.str_node(value)) for key, value in ref]
     yn.set_key(spec, "runtimeRef", MappingNode(yn.MAP_TAG, pairs, flow_style=False))
+    if derived.kind == CLUSTER_RUNTIME_KIND or derived.namespace:
+        needed = dependency(derived.kind, derived.namespace, derived.name)
+        trainjob.set_annotation(DEPENDS_ON, with_dependency(trainjob.annotation(DEPENDS_ON), needed))
     trainjob.set_annotation(RUNTIME_REF, record_text(original_ref))
-    trainjob.set_annotation(RESOURCES, record_text([r.to_python() for r in removed]))
+    record_removed(trainjob, removed)
+
+
+def record_removed(trainjob: Item, removed: list[Record]) -> None:
+    """Record the ``resources`` taken out of the patches (those that say nothing, ``{}`` or only
+    empty maps, are dropped for good), so that a re-render puts them back."""
+    kept = [r for r in removed if any(v != {} for v in r.resources.values())]
+    if kept:
+        trainjob.set_annotation(RESOURCES, record_text([r.to_python() for r in kept]))
+
+
+def sync_wave(trainjob_waves: list[str | None]) -> str:
+    """The Argo CD wave of a derived runtime: one below the lowest of the TrainJobs using it (an
+    unset or non-integer wave is 0, as Argo CD reads it), so that it is applied first."""
+    waves = [int(w) if w is not None and _INTEGER.fullmatch(w) else 0 for w in trainjob_waves]
+    return str(min(waves, default=0) - 1)
+
+
+def set_sync_wave(derived: Derived, wave: str) -> None:
+    annotations = yn.ensure_map(yn.ensure_map(derived.node, "metadata"), "annotations")
+    yn.set_key(annotations, SYNC_WAVE, yn.str_node(wave))

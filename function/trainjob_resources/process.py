@@ -6,7 +6,7 @@ with an error is returned exactly as written, and so is the derived runtime it s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node
 
@@ -16,23 +16,40 @@ from .bundle import Bundle, Identity, RuntimeEntry, identity_of, index, resolve
 from .config import ConfigError, FunctionConfig, parse_config
 from .crd_rules import crd_violations
 from .effective import ContainerKey, Effective, effective_resources
-from .krm import Item, ResourceList, Result
+from .krm import FileRef, Item, ResourceList, Result
 from .materialize import (
     Derived,
+    canonical_patch,
+    canonical_quantity,
+    clean_requirements,
     derive_runtime,
     derived_name,
     overrides_of,
     place_next_to,
     point_at,
+    record_removed,
+    set_sync_wave,
     strip_resources,
+    sync_wave,
     with_internal_annotations,
 )
-from .merge import without_nulls
-from .models import CLUSTER_RUNTIME_KIND, TrainJob, parse_trainjob, resources_per_node
+from .merge import compose_patches, merge_requirements, without_nulls
+from .models import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS, TrainJob, parse_trainjob, resources_per_node
 from .per_node import ignored_per_node, moved_resources, pruned_nulls, runtime_node_resources
 from .policy import evaluate
-from .provenance import DERIVED_FROM, ProvenanceError, dump, has_provenance, restore
-from .records import MutableRecord
+from .provenance import (
+    DERIVED_FROM,
+    JOB_CHAIN,
+    POD_CHAIN,
+    RUNTIME_REF,
+    SYNC_WAVE,
+    ProvenanceError,
+    dump,
+    has_provenance,
+    old,
+    restore,
+)
+from .records import MutableRecord, Record
 from .runtime_name import name_keyed_violations
 from .sites import ContainerSite, container_sites, job_sites
 from .topology import Topology, topology
@@ -80,8 +97,9 @@ def process(resource_list: ResourceList) -> ResourceList:
                 entry.item.result(f"runtime cannot be read: {v.message}", "error", v.path, v.current_value)
             )
     memo = Memo()
-    derived_out = memo.derived
-    still_used: set[Identity] = set()
+    uses: dict[int, Identity] = {}  # id(TrainJob item) -> the derived runtime it points at
+    first_file: dict[Identity, FileRef | None] = {}  # where the first TrainJob using it was read from
+    waves: dict[Identity, list[str | None]] = {}  # the Argo CD waves of the TrainJobs using it
     for item in bundle.trainjobs:
         unusable = item.verify()
         if unusable is not None:
@@ -94,17 +112,20 @@ def process(resource_list: ResourceList) -> ResourceList:
                 item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value)
             )
         if outcome.failed or outcome.node is None:
-            still_used.add(_current_ref(item))
+            uses[id(item)] = _current_ref(item)  # placed first if it is a derived runtime
         else:
             item.node = outcome.node
             if outcome.derived is not None:
-                if outcome.derived.identity not in derived_out:
-                    derived_out[outcome.derived.identity] = outcome.derived
-                    place_next_to(outcome.derived, item)
-                still_used.add(outcome.derived.identity)
+                identity = outcome.derived.identity
+                uses[id(item)] = identity
+                if identity not in first_file:
+                    first_file[identity] = item.file
+                waves.setdefault(identity, []).append(item.annotation(SYNC_WAVE))
             resource_list.results.append(item.result("; ".join(outcome.changes), "info"))
         item.settle()  # one TrainJob's tree at a time: a 5,000-TrainJob bundle stays small in memory
-    resource_list.items = _with_derived(resource_list.items, bundle, derived_out, still_used)
+    for identity, derived in memo.derived.items():
+        set_sync_wave(derived, sync_wave(waves.get(identity, [])))
+    resource_list.items = _with_derived(resource_list.items, bundle, memo.derived, uses, first_file)
     return resource_list
 
 
@@ -116,24 +137,48 @@ def _current_ref(item: Item) -> Identity:
 
 
 def _with_derived(
-    items: list[Item], bundle: Bundle, derived_out: dict[Identity, Derived], still_used: set[Identity]
+    items: list[Item],
+    bundle: Bundle,
+    fresh: dict[Identity, Derived],
+    uses: dict[int, Identity],
+    first_file: dict[Identity, FileRef | None],
 ) -> list[Item]:
-    """Replace regenerated derived runtimes in place, drop orphans, append new ones."""
+    """The items with each derived runtime before the first TrainJob using it (the TrainJob webhook
+    reads the runtime when the TrainJob is created: ``render | kubectl apply -f -`` applies in
+    order): regenerated ones replace the input's, where that is earlier; orphans are dropped."""
     out: list[Item] = []
     placed: set[Identity] = set()
+
+    def place(identity: Identity) -> None:
+        if identity in placed:
+            return
+        placed.add(identity)
+        derived, previous = fresh.get(identity), bundle.derived.get(identity)
+        if derived is not None:
+            if previous is not None:
+                with_internal_annotations(derived.node, previous)
+            else:
+                place_next_to(derived, first_file.get(identity))
+            out.append(derived.item())
+        elif previous is not None:
+            out.append(previous)
+
+    used = set(uses.values())
     for item in items:
-        identity = identity_of(item)
-        if identity in bundle.derived and bundle.derived[identity] is item:
-            fresh = derived_out.get(identity)
-            if fresh is not None:
-                with_internal_annotations(fresh.node, item)
-                out.append(fresh.item())
-                placed.add(identity)
-            elif identity in still_used:
-                out.append(item)
+        identity = uses.get(id(item))
+        if identity is not None:
+            place(identity)
+            out.append(item)
             continue
+        if item.kind in RUNTIME_KINDS:
+            identity = identity_of(item)
+            if bundle.derived.get(identity) is item:
+                if identity in used:
+                    place(identity)
+                continue  # no TrainJob of the bundle uses it any more
         out.append(item)
-    out.extend(d.item() for identity, d in derived_out.items() if identity not in placed)
+    for identity in fresh:
+        place(identity)
     return out
 
 
@@ -170,7 +215,7 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
         outcome.violations += memo.evaluate(trainjob, per_node, item.namespace, entry, sites, bundle, config, topo)
     if outcome.failed or config.mode == "native":
         return outcome
-    if not any(s.resources is not None for s in sites):
+    if not any(s.resources is not None for s in sites) and not _writes_resources(raw):
         if work is not None:
             outcome.node = work
             outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
@@ -217,16 +262,28 @@ class Memo:
     TrainJobs, so validating, naming and deriving each distinct case once keeps the cost in what
     is distinct, not in what is repeated."""
 
-    __slots__ = ("checked", "clean", "derived", "evaluated", "managers", "names", "plans", "quiet", "validated")
+    __slots__ = (
+        "checked",
+        "clean",
+        "derived",
+        "evaluated",
+        "managers",
+        "names",
+        "plans",
+        "quiet",
+        "spellings",
+        "validated",
+    )
 
     def __init__(self) -> None:
         self.derived: dict[Identity, Derived] = {}
+        self.spellings: dict[Identity, str] = {}  # the overrides as written into each derived runtime
         self.validated: dict[Any, tuple[list[Violation], dict[ContainerKey, Effective]]] = {}
         self.clean: dict[Any, dict[ContainerKey, Effective]] = {}
         self.managers: dict[tuple[str, ...], bool] = {}
         self.quiet: dict[Any, list[Violation]] = {}
         # the last item keeps the effective resources alive, so that their ids in the key stay theirs
-        self.plans: dict[Any, tuple[dict[ContainerKey, Effective], str, list[str], Any]] = {}
+        self.plans: dict[Any, tuple[Plan, Any]] = {}
         self.checked: dict[str, list[Violation]] = {}
         self.names: dict[tuple[int, str], str] = {}
         self.evaluated: dict[tuple[int, str, Topology, str], list[Violation]] = {}
@@ -339,26 +396,110 @@ class Memo:
         return found
 
     def plan(
-        self, entry: RuntimeEntry, kind: str, all_effective: dict[ContainerKey, Effective], topo: Topology
-    ) -> tuple[dict[ContainerKey, Effective], str, list[str]]:
+        self,
+        entry: RuntimeEntry,
+        all_effective: dict[ContainerKey, Effective],
+        sites: list[ContainerSite],
+        topo: Topology,
+    ) -> Plan:
         """What a derived runtime folds in (the effective resources of all but the trainer
-        container), its name and the description of each change; once per distinct case (the
-        effective resources come from this memo, so their identity stands for their content)."""
-        key = (id(entry), kind, topo.trainers, tuple((k, id(e)) for k, e in all_effective.items()))
+        container), the canonical overrides its name hashes, and the description of each change;
+        once per distinct case (the effective resources come from this memo, so their identity
+        stands for their content, the resources as written included)."""
+        key = (id(entry), topo.trainers, tuple((k, id(e)) for k, e in all_effective.items()))
         found = self.plans.get(key)
         if found is None:
-            effective = {k: e for k, e in all_effective.items() if not topo.is_trainer(*k)}
-            name = self.derived_name(entry, kind, overrides_of(effective)) if effective else ""
-            described = [_describe(k, e) for k, e in sorted(effective.items())]
-            found = self.plans[key] = (effective, name, described, all_effective)
-        return found[0], found[1], found[2]
+            found = self.plans[key] = (_plan(all_effective, sites, topo), all_effective)
+        return found[0]
 
-    def derived_name(self, entry: RuntimeEntry, kind: str, overrides: dict[str, Any]) -> str:
-        key = (id(entry), dump([kind, overrides]))  # entries live as long as this render
+    def derived_name(self, entry: RuntimeEntry, kind: str, namespace: str, overrides: dict[str, Any]) -> str:
+        key = (id(entry), dump([kind, namespace, overrides]))  # entries live as long as this render
         name = self.names.get(key)
         if name is None:
-            name = self.names[key] = derived_name(entry.item, kind, overrides)
+            name = self.names[key] = derived_name(entry.item, kind, namespace, overrides)
         return name
+
+    def derive(self, identity: Identity, entry: RuntimeEntry, namespace: str, plan: Plan) -> Derived:
+        """The derived runtime of ``identity``, made once. TrainJobs that spell one override
+        differently (``64Gi``, ``65536Mi``) share it: it is written with the spelling that sorts
+        first, so that the order of the input changes nothing."""
+        current = self.derived.get(identity)
+        if current is not None and self.spellings[identity] <= plan.spelling:
+            return current
+        kind, _, name = identity
+        derived = derive_runtime(entry.item, kind, namespace, plan.effective, name, plan.overrides)
+        self.derived[identity] = derived
+        self.spellings[identity] = plan.spelling
+        return derived
+
+
+class Plan(Record):
+    __slots__ = ("described", "effective", "overrides", "spelling", "unchanged")
+
+    def __init__(
+        self,
+        effective: dict[ContainerKey, Effective],
+        overrides: dict[str, Any],
+        described: list[str],
+        unchanged: bool = False,
+    ) -> None:
+        self.effective: Final = effective  # empty when no patch says anything: nothing is derived
+        self.overrides: Final = overrides
+        self.described: Final = described
+        self.unchanged: Final = unchanged  # every patched container ends up as the runtime has it
+        self.spelling: Final = dump(overrides_of(effective))
+
+
+def _plan(all_effective: dict[ContainerKey, Effective], sites: list[ContainerSite], topo: Topology) -> Plan:
+    composed: dict[ContainerKey, dict[str, Any]] = {}
+    for site in sites:
+        if site.resources is not None and site.key in all_effective and not topo.is_trainer(*site.key):
+            composed[site.key] = compose_patches(composed.get(site.key), site.resources)
+    # A container whose patches say nothing (``{}``, ``limits: {}``) is not touched, nor named.
+    canonical = {k: patch for k in sorted(composed) if (patch := canonical_patch(composed[k]))}
+    effective = {k: all_effective[k] for k in canonical}
+    if not effective:
+        return Plan({}, {}, [])
+    overrides = {"/".join(k): patch for k, patch in canonical.items()}
+    described = [_describe(k, e) for k, e in sorted(effective.items())]
+    return Plan(effective, overrides, described, all(_unchanged(e) for e in effective.values()))
+
+
+def _was_derived(item: Item) -> bool:
+    """Whether a previous render pointed the TrainJob at a derived runtime."""
+    return item.annotation(RUNTIME_REF) is not None or item.annotation(old(RUNTIME_REF)) is not None
+
+
+def _unchanged(effective: Effective) -> bool:
+    """Whether a container's effective resources are the runtime's, by value."""
+    return _by_value(effective.requirements) == _by_value(merge_requirements(None, effective.container.resources))
+
+
+def _by_value(requirements: dict[str, Any]) -> dict[str, Any]:
+    out = clean_requirements(requirements)
+    for section in ("limits", "requests"):
+        if isinstance(out.get(section), dict):
+            out[section] = {k: canonical_quantity(v) for k, v in out[section].items()}
+    return out
+
+
+def _writes_resources(raw: Any) -> bool:
+    """Whether any ContainerPatch has a ``resources`` key, ``null`` included (which the models read
+    as absent): upstream's ContainerPatch has no such field, so it must not reach the cluster."""
+    patches = raw.get("spec", {}).get("runtimePatches") if isinstance(raw, dict) else None
+    for patch in patches if isinstance(patches, list) else []:
+        jobs: Any = patch
+        for key in JOB_CHAIN:
+            jobs = jobs.get(key) if isinstance(jobs, dict) else None
+        for job in jobs if isinstance(jobs, list) else []:
+            pod: Any = job
+            for key in POD_CHAIN:
+                pod = pod.get(key) if isinstance(pod, dict) else None
+            for list_name in ("initContainers", "containers"):
+                entries = pod.get(list_name) if isinstance(pod, dict) else None
+                if isinstance(entries, list) and any(isinstance(c, dict) and "resources" in c for c in entries):
+                    return True
+    return False
 
 
 def _materialize(
@@ -378,12 +519,15 @@ def _materialize(
     """Rewrite the TrainJob (in place when nothing was restored: it is valid, so it changes anyway)."""
     trainer_sites = [s for s in sites if s.resources is not None and topo.is_trainer(*s.key)]
     kind = config.derived_runtime_kind
-    effective, name, described = memo.plan(entry, kind, all_effective, topo)
+    plan = memo.plan(entry, all_effective, sites, topo)
     derived: Derived | None = None
-    if effective:
+    # Overrides equal to the runtime's derive nothing, unless the TrainJob already points at a
+    # derived runtime: a base edit must not take its (immutable) runtimeRef back.
+    if plan.effective and (not plan.unchanged or _was_derived(item)):
+        name = memo.derived_name(entry, kind, item.namespace, plan.overrides)
         identity = (kind, "" if kind == CLUSTER_RUNTIME_KIND else item.namespace, name)
         clash = bundle.names.get(identity)
-        if clash is not None and clash.annotation(DERIVED_FROM) is None:
+        if clash is not None and clash.annotation(DERIVED_FROM) is None and clash.annotation(old(DERIVED_FROM)) is None:
             outcome.violations.append(
                 Violation(
                     "spec.runtimeRef",
@@ -392,7 +536,7 @@ def _materialize(
                 )
             )
             return
-        derived = memo.derived.get(identity) or derive_runtime(entry.item, kind, item.namespace, effective, name)
+        derived = memo.derive(identity, entry, item.namespace, plan)
     if work is None:
         assert isinstance(item.node, MappingNode)
         work = item.node
@@ -407,7 +551,14 @@ def _materialize(
         outcome.derived = derived
         where = f"{derived.namespace}/" if derived.namespace else ""
         outcome.changes.insert(0, f"runtime {entry.display} materialized as {derived.kind} {where}{derived.name}")
-        outcome.changes += described
+        outcome.changes += plan.described
+    else:
+        record_removed(Item(work), removed)
+        if not trainer_sites:
+            outcome.changes.append(
+                f"resources that change nothing in runtime {entry.display} removed from runtimePatches; "
+                "runtimeRef unchanged, no runtime derived"
+            )
     outcome.node = work
 
 

@@ -10,19 +10,41 @@ runtime or an override did.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from . import yamlnodes as yn
 from .merge import compose_patches
+from .models import CLUSTER_RUNTIME_KIND, TRAINER_GROUP
 from .records import Record as _Record
 
-PREFIX = "trainjob-resources.kubeflow.org/"
+# The project's own domain, the functionConfig's API group (config.CONFIG_API_VERSION): every
+# annotation and label this function writes starts with it.
+PREFIX = "fn.trainjob-resources.io/"
+# What earlier versions wrote (Kubeflow's domain, not ours): still read, so that their output
+# re-renders; never written.
+OLD_PREFIX = "trainjob-resources.kubeflow.org/"
 DERIVED_FROM = PREFIX + "derived-from"
 OVERRIDES = PREFIX + "overrides"
+NAME_SCHEME = PREFIX + "name-scheme"
+DERIVED_LABEL = PREFIX + "derived"
 RUNTIME_REF = PREFIX + "runtime-ref"
 RESOURCES = PREFIX + "resources"
+DEPENDS_ON = "config.kubernetes.io/depends-on"  # kpt live apply's ordering (cli-utils)
+SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+
+
+def old(key: str) -> str:
+    """The annotation ``key`` as earlier versions spelt it."""
+    return OLD_PREFIX + key.removeprefix(PREFIX)
+
+
+def is_derived(annotations: Mapping[str, str]) -> bool:
+    """Whether an object's annotations say this function derived it (either prefix)."""
+    return DERIVED_FROM in annotations or old(DERIVED_FROM) in annotations
+
 
 JOB_CHAIN = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
 POD_CHAIN = ("template", "spec", "template", "spec")
@@ -100,20 +122,47 @@ def _ensure_seq(node: MappingNode, key: str) -> SequenceNode:
     return fresh
 
 
+_TRAINJOB_KEYS = (RUNTIME_REF, RESOURCES, old(RUNTIME_REF), old(RESOURCES))
+
+
 def has_provenance(trainjob: Node) -> bool:
     annotations = yn.get_path(trainjob, "metadata", "annotations")
-    return yn.get(annotations, RUNTIME_REF) is not None or yn.get(annotations, RESOURCES) is not None
+    return any(yn.get(annotations, key) is not None for key in _TRAINJOB_KEYS)
+
+
+def dependency(kind: str, namespace: str, name: str) -> str:
+    """A runtime as ``config.kubernetes.io/depends-on`` names it: ``group/namespaces/ns/Kind/name``,
+    or ``group/Kind/name`` for a cluster-scoped one (kpt's "Dependency ordering" docs)."""
+    if kind == CLUSTER_RUNTIME_KIND:
+        return f"{TRAINER_GROUP}/{kind}/{name}"
+    return f"{TRAINER_GROUP}/namespaces/{namespace}/{kind}/{name}"
+
+
+def with_dependency(current: str | None, dependency: str) -> str:
+    entries = [e for e in (current or "").split(",") if e.strip()]
+    return ",".join(entries if dependency in (e.strip() for e in entries) else [*entries, dependency])
+
+
+def without_dependency(current: str, dependency: str) -> str:
+    return ",".join(e for e in current.split(",") if e.strip() and e.strip() != dependency)
+
+
+def _first(annotations: Node | None, key: str) -> str | None:
+    found = yn.scalar(yn.get(annotations, key))
+    return found if found is not None else yn.scalar(yn.get(annotations, old(key)))
 
 
 def restore(trainjob: MappingNode) -> bool:
-    """Undo a previous render on ``trainjob`` in place. True when there was one to undo."""
+    """Undo a previous render on ``trainjob`` in place (what it recorded under either prefix, and the
+    ``depends-on`` entry it added for its derived runtime). True when there was one to undo."""
     annotations = yn.get_path(trainjob, "metadata", "annotations")
-    ref_text = yn.scalar(yn.get(annotations, RUNTIME_REF))
-    records_text = yn.scalar(yn.get(annotations, RESOURCES))
+    ref_text = _first(annotations, RUNTIME_REF)
+    records_text = _first(annotations, RESOURCES)
     if ref_text is None and records_text is None:
         return False
     spec = yn.ensure_map(trainjob, "spec")
     if ref_text is not None:
+        _forget_dependency(trainjob, annotations, yn.get(spec, "runtimeRef"))
         yn.set_key(spec, "runtimeRef", parse_runtime_ref(ref_text))
     patches = yn.get(spec, "runtimePatches")
     for record in parse_records(records_text) if records_text is not None else []:
@@ -138,6 +187,21 @@ def restore(trainjob: MappingNode) -> bool:
         merged = compose_patches(record.resources, yn.to_python(current) if current is not None else None)
         yn.set_key(container, "resources", yn.from_python(merged))
     assert isinstance(annotations, MappingNode)
-    yn.delete_key(annotations, RUNTIME_REF)
-    yn.delete_key(annotations, RESOURCES)
+    for key in _TRAINJOB_KEYS:
+        yn.delete_key(annotations, key)
     return True
+
+
+def _forget_dependency(trainjob: MappingNode, annotations: Node | None, derived_ref: Node | None) -> None:
+    """Remove the ``depends-on`` entry naming the derived runtime the TrainJob points at."""
+    current = yn.scalar(yn.get(annotations, DEPENDS_ON))
+    name = yn.scalar(yn.get(derived_ref, "name"))
+    if current is None or name is None or not isinstance(annotations, MappingNode):
+        return
+    kind = yn.scalar(yn.get(derived_ref, "kind")) or CLUSTER_RUNTIME_KIND
+    namespace = yn.scalar(yn.get_path(trainjob, "metadata", "namespace")) or ""
+    left = without_dependency(current, dependency(kind, namespace, name))
+    if left:
+        yn.set_key(annotations, DEPENDS_ON, yn.str_node(left))
+    else:
+        yn.delete_key(annotations, DEPENDS_ON)

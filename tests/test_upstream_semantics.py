@@ -217,7 +217,8 @@ def test_a_runtime_without_ml_policy_has_no_trainer_container() -> None:
 # Rule 2: moving to resourcesPerNode keeps the topology. pkg/runtime/runtime.go ExtractResourcePerNodeFromRuntime
 # and GetNumGPUPerNode; plugins/torch/torch.go EnforceMLPolicy (getNumCPUPerNode), torchtune.go getRecipeAndConfig,
 # plugins/mpi/mpi.go EnforceMLPolicy, plugins/xgboost/xgboost.go: resourcesPerNode replaces the node container's.
-RUNTIME_NODE = {
+RUNTIME_NODE: dict[str, Any] = {
+    "claims": [{"name": "rdma"}],
     "limits": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": 4, "example.com/fpga": 1},
     "requests": {"amd.com/gpu": 1},
 }
@@ -241,6 +242,18 @@ MOVE_CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None, Any]] =
         {"limits": {"memory": "64Gi", "cpu": "4"}},
     ),
     ("a deletion cannot move", [{"limits": {"memory": None}}], None, None),
+    # A patch's claims replace the container's list; resourcesPerNode merges them by name.
+    ("claims that drop the runtime's cannot move", [{"claims": [{"name": "nic"}]}], None, None),
+    (
+        "claims that keep the runtime's move",
+        [{"claims": [{"name": "rdma"}, {"name": "nic"}]}],
+        None,
+        {
+            "limits": {"cpu": "8", "nvidia.com/gpu": 4},
+            "requests": {"amd.com/gpu": 1},
+            "claims": [{"name": "rdma"}, {"name": "nic"}],
+        },
+    ),
     ("$patch: replace cannot move", [{"limits": {"$patch": "replace", "memory": "1Gi"}}], None, None),
 ]
 
@@ -290,6 +303,16 @@ def test_torchtune_runtimes_are_keyed_by_name(
     assert out.code == code
     if said is not None:
         assert any(said in m and p.endswith("initContainers[0].resources") for p, m in errors(out))
+
+
+def test_torchtune_with_overrides_that_change_nothing_keeps_the_runtime_ref() -> None:
+    """Nothing is derived (the overrides equal the runtime's), so runtimeRef.name still names the model."""
+    rt = torch_runtime({"torch": {}})
+    rt["metadata"]["name"] = "torchtune-llama3.2-1b"
+    same = {"name": "loader", "resources": {"requests": {"cpu": "1000m"}}}
+    out = render([rt, trainjob([patch("node", initContainers=[same])], TUNE, "torchtune-llama3.2-1b")])
+    assert out.code == 0, out.errors()
+    assert out.named("TrainJob", "tj")["spec"]["runtimeRef"]["name"] == "torchtune-llama3.2-1b"
 
 
 def test_torchtune_trainer_only_patches_keep_the_runtime_ref() -> None:

@@ -59,6 +59,12 @@ def moved_resources(
             "it deletes a value (null or $patch: replace), which resourcesPerNode cannot do: the API server "
             "prunes nulls there and the runtime's value stays; change the runtime, or set the value you want"
         )
+    stay = _claims_kept(patch, runtime_node)
+    if stay:
+        return None, (
+            f"its claims replace the container's, but resourcesPerNode merges claims by name, so the runtime's "
+            f"claims {', '.join(stay)} would stay; change the runtime, or claim them too"
+        )
     if existing is None:
         carried: dict[str, Any] = {}
         for section in ("limits", "requests"):
@@ -69,6 +75,16 @@ def moved_resources(
                 carried[section] = kept
         patch = merge_requirements(carried, patch)
     return merge_requirements(merge_requirements(None, patch), existing, claims_by_name=True), None
+
+
+def _claims_kept(patch: Mapping[str, Any], runtime_node: Mapping[str, Any]) -> list[str]:
+    """The runtime's claims that a patch's ``claims`` remove but resourcesPerNode would keep."""
+    claims = patch.get("claims")
+    if not isinstance(claims, list):
+        return []
+    named = {c.get("name") for c in claims if isinstance(c, Mapping)}
+    runtime = runtime_node.get("claims")
+    return [str(c.get("name")) for c in runtime or [] if isinstance(c, Mapping) and c.get("name") not in named]
 
 
 def _has_deletion(patch: Mapping[str, Any]) -> bool:

@@ -247,8 +247,6 @@ def _validate(
     if problem is not None and config.trainer_resources == "moveToResourcesPerNode":
         first = next(s for s in sites if s.resources is not None and topo.is_trainer(*s.key))
         out.append(Violation(first.resources_path, f"cannot be moved to spec.trainer.resourcesPerNode: {problem}"))
-    if config.mode == "materialize":
-        out += name_keyed_violations(trainjob, entry, sites, topo, config.derived_runtime_kind)
     if any(v.severity == "error" for v in out):
         return out, {}
     effective = effective_resources(entry.jobs, sites, per_node, topo, native=config.mode == "native")
@@ -524,6 +522,10 @@ def _materialize(
     # Overrides equal to the runtime's derive nothing, unless the TrainJob already points at a
     # derived runtime: a base edit must not take its (immutable) runtimeRef back.
     if plan.effective and (not plan.unchanged or _was_derived(item)):
+        keyed = name_keyed_violations(trainjob, entry, [s for s in sites if s.key in plan.effective], kind)
+        outcome.violations += keyed
+        if any(v.severity == "error" for v in keyed):
+            return
         name = memo.derived_name(entry, kind, item.namespace, plan.overrides)
         identity = (kind, "" if kind == CLUSTER_RUNTIME_KIND else item.namespace, name)
         clash = bundle.names.get(identity)

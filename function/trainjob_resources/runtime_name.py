@@ -25,7 +25,6 @@ from . import yamlnodes as yn
 from .bundle import RuntimeEntry
 from .models import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, TrainJob
 from .sites import ContainerSite
-from .topology import Topology
 from .violations import Violation
 
 TORCHTUNE_ENTRYPOINT = ["tune", "run"]  # pkg/constants/constants.go TorchTuneEntrypoint
@@ -34,12 +33,10 @@ SUPPORT_DEPRECATED = "deprecated"
 
 
 def name_keyed_violations(
-    trainjob: TrainJob, entry: RuntimeEntry, sites: list[ContainerSite], topo: Topology, derived_kind: str
+    trainjob: TrainJob, entry: RuntimeEntry, derived: list[ContainerSite], derived_kind: str
 ) -> list[Violation]:
-    """Findings for a TrainJob that materialization would point at a derived runtime."""
-    derived = [s for s in sites if s.resources is not None and not topo.is_trainer(*s.key)]
-    if not derived:
-        return []
+    """Findings for a TrainJob that materialization points at a derived runtime of ``derived_kind``
+    (``derived``: the patches folded into it)."""
     out: list[Violation] = []
     trainer = trainjob.spec.trainer
     command = (trainer.model_extra or {}).get("command") if trainer is not None else None
@@ -47,7 +44,7 @@ def name_keyed_violations(
     if command == TORCHTUNE_ENTRYPOINT and ml_policy is not None and ml_policy.torch:
         out.append(
             Violation(
-                derived[0].resources_path,
+                next((s.resources_path for s in derived if s.resources is not None), "spec.runtimeRef"),
                 "Kubeflow Trainer reads the torchtune model from runtimeRef.name (torchtune.go getModelFromRuntimeRef: "
                 f"three '-'-separated fields, as in {entry.item.name!r}), so the "
                 "derived runtime's name would make it refuse this TrainJob ('must have a supported pretrained "

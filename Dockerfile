@@ -1,7 +1,9 @@
 # The trainjob-resources KRM function. Build from the repository root:
 #   docker build -t ghcr.io/trainjob-resources/trainjob-resources:0.1.0 .
-# tests/test_image_recipe.py runs this file's build-stage RUN steps for real (no Docker engine
-# needed) and the result as user 65534, so keep every install step in a RUN of the build stage.
+# CI builds it with podman on a stand-in for the base (.ci/image.sh: --build-arg PYTHON_IMAGE) and
+# runs the image (tests/test_image.py). tests/test_image_recipe.py also runs this file's build-stage
+# RUN steps without an engine and the result as user 65534, so keep every install step in a RUN of
+# the build stage.
 ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build

@@ -2,17 +2,25 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# `make example` installs what running the function needs; `make test` adds the test tools.
+RUN_STAMP := $(VENV)/.installed-run
+STAMP := $(VENV)/.installed-test
 
 .PHONY: example test lint goldens bench clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
+
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet --disable-pip-version-check -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
-	touch $(STAMP)
+	touch $(RUN_STAMP) $(STAMP)
 
 ## Run the function on the bundled data-loader example (upstream issue 3999) and print the ResourceList.
-example: $(STAMP)
+example: $(RUN_STAMP)
 	$(BIN)/trainjob-resources < tests/testdata/success/data-loader-64gi/input.yaml
 
 ## Lint, type-check and run the whole test suite.
@@ -30,6 +38,7 @@ lint: $(STAMP)
 goldens: $(STAMP)
 	$(BIN)/python -m tests.goldens
 	$(BIN)/python -m tests.test_explain
+	$(BIN)/python -m tests.test_render_goldens
 	$(BIN)/python -m tests.examples
 
 bench: $(STAMP)

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.engine import Engine, find_engine
+
 KPT_FALLBACK = Path("/usr/lib/google-cloud-sdk/bin/kpt")
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (CI must provide it)")
+    pytest.skip(reason)
 
 
 def _tool(name: str, fallback: Path | None = None) -> str:
@@ -16,10 +24,8 @@ def _tool(name: str, fallback: Path | None = None) -> str:
     if found is None and fallback is not None and fallback.is_file() and os.access(fallback, os.X_OK):
         found = str(fallback)
     if found is None:
-        reason = f"{name} is not on PATH; this test drives the real {name}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason} (CI must provide it)")
-        pytest.skip(reason)
+        _unavailable(f"{name} is not on PATH; this test drives the real {name}")
+        raise AssertionError("unreachable")
     return found
 
 
@@ -31,3 +37,13 @@ def kubectl() -> str:
 @pytest.fixture(scope="session")
 def kpt() -> str:
     return _tool("kpt", KPT_FALLBACK)
+
+
+@pytest.fixture(scope="session")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    """A container engine and the image the Dockerfile builds from this checkout (tests/engine.py)."""
+    found = find_engine(tmp_path_factory.mktemp("engine"))
+    if isinstance(found, str):
+        _unavailable(found)
+        raise AssertionError("unreachable")
+    return found

@@ -5,11 +5,13 @@ and the one command that regenerates their goldens:
 
 kubectl's built-in kustomize cannot run exec KRM functions: it has no ``--enable-exec`` and skips
 them without a word. So the exec examples are built the way kustomize builds the container
-example: their ``exec`` stanza becomes ``container: image:`` and a stand-in for the docker CLI
-runs the function of this checkout as user nobody, after checking the arguments kustomize passes
-(no network, no mounts, ``--user nobody``). The function still gets exactly the ResourceList
-kustomize makes, and kustomize still post-processes its output. Where a standalone ``kustomize``
-is on PATH the tests also build the exec examples for real, with ``--enable-exec``.
+example: their ``exec`` stanza becomes ``container: image:``, and kustomize runs the image with
+the real container engine (tests/engine.py; always in CI). Without an engine (outside CI, and to
+regenerate the goldens) a stand-in for the docker CLI runs the function of this checkout as user
+nobody instead, after checking the arguments kustomize passes (no network, no mounts, ``--user
+nobody``): the function still gets exactly the ResourceList kustomize makes, and kustomize still
+post-processes its output. Where a standalone ``kustomize`` is on PATH the tests also build the
+exec examples for real, with ``--enable-exec``.
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from tests.engine import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "kustomization-examples"
@@ -34,6 +39,7 @@ WRAPPER = "run-trainjob-resources"
 KUSTOMIZE_BUILDS = {"exec-data-loader": ".", "overlay-multi": "overlays/prod", "container": "."}
 EXEC_EXAMPLES = ("exec-data-loader", "overlay-multi")
 KPT_PACKAGE = EXAMPLES / "kpt" / "package"
+KPT_IMAGE_PACKAGE = EXAMPLES / "kpt-image" / "package"
 CMP = EXAMPLES / "argocd-cmp"
 
 _EXEC_STANZA = re.compile(r"exec:\n(\s+)path: \S+")
@@ -119,18 +125,22 @@ def write_docker_shim(bin_dir: Path, log: Path) -> None:
     shim.chmod(0o755)
 
 
-def kubectl_build(kubectl: str, example: str, work: Path) -> str:
+def kubectl_build(kubectl: str, example: str, work: Path, engine: Engine | None = None) -> str:
     """``kubectl kustomize --enable-alpha-plugins`` on a copy of the example, exec functions run
-    through the container runtime; fails unless the function really ran."""
+    through the container runtime: the real engine's image, else the stand-in, which fails the
+    build unless the function really ran."""
     copy = work / example
     shutil.copytree(EXAMPLES / example, copy)
     for config in copy.rglob("*.yaml"):
         text = config.read_text()
         if FUNCTION_ANNOTATION in text:
-            config.write_text(to_container(text))
+            config.write_text(to_container(text) if engine is None else engine.localized(to_container(text)))
     log = work / "docker.log"
-    write_docker_shim(work / "bin", log)
-    env = {**os.environ, "PATH": f"{work / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    if engine is None:
+        write_docker_shim(work / "bin", log)
+        env = {**os.environ, "PATH": f"{work / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    else:
+        env = engine.env
     done = subprocess.run(
         [kubectl, "kustomize", "--enable-alpha-plugins", str(copy / KUSTOMIZE_BUILDS[example])],
         capture_output=True,
@@ -140,7 +150,7 @@ def kubectl_build(kubectl: str, example: str, work: Path) -> str:
     )
     if done.returncode != 0:
         raise AssertionError(f"kubectl kustomize failed ({done.returncode}):\n{done.stderr}")
-    if not log.is_file() or not log.read_text().strip():
+    if engine is None and (not log.is_file() or not log.read_text().strip()):
         raise AssertionError(f"kubectl kustomize did not run the function for {example}")
     return done.stdout
 
@@ -169,26 +179,48 @@ def tool_env() -> dict[str, str]:
     return {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
-def kpt_render(kpt: str, package: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def kpt_render(
+    kpt: str, package: Path, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``kpt fn render --allow-exec`` run from the package folder (kpt resolves exec paths
-    against the current folder)."""
+    against the current folder); ``env`` for image functions reaches the container engine."""
     return subprocess.run(
         [kpt, "fn", "render", "--allow-exec", *extra],
         cwd=package,
         capture_output=True,
         text=True,
-        env=tool_env(),
+        env=tool_env() if env is None else env,
         check=False,
     )
 
 
-def kpt_unwrapped(kpt: str, work: Path) -> str:
-    copy = work / "package"
-    shutil.copytree(KPT_PACKAGE, copy)
-    done = kpt_render(kpt, copy, "--output", "unwrap")
+def kpt_copy(package: Path, copy: Path, engine: Engine | None = None) -> Path:
+    """A copy of the package; its Kptfile naming the engine's image, if one is given."""
+    shutil.copytree(package, copy)
+    if engine is not None:
+        kptfile = copy / "Kptfile"
+        kptfile.write_text(engine.localized(kptfile.read_text()))
+    return copy
+
+
+def kpt_unwrapped(kpt: str, work: Path, package: Path = KPT_PACKAGE, engine: Engine | None = None) -> str:
+    copy = kpt_copy(package, work / "package", engine)
+    done = kpt_render(kpt, copy, "--output", "unwrap", env=None if engine is None else engine.env)
     if done.returncode != 0:
         raise AssertionError(f"kpt fn render failed ({done.returncode}):\n{done.stderr}")
-    return done.stdout
+    return done.stdout if engine is None else engine.published(done.stdout)
+
+
+def kpt_image_expected(kpt_expected: str) -> str:
+    """The kpt-image package's golden: the kpt package's, whose first document is the Kptfile,
+    with kpt-image's Kptfile instead (the two packages differ in that file only)."""
+    _, rest = kpt_expected.split("---\n", 1)
+    return (KPT_IMAGE_PACKAGE / "Kptfile").read_text() + "---\n" + rest
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file below ``root``: its path relative to ``root``, its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def load(path: Path) -> Any:
@@ -256,12 +288,17 @@ def argocd_env() -> dict[str, str]:
     return env
 
 
+def cmp_command(stage: str) -> list[str]:
+    """One of plugin.yaml's commands: discover, init or generate."""
+    spec = load(CMP / "plugin.yaml")["spec"]
+    step = spec["discover"]["find"] if stage == "discover" else spec[stage]
+    return [*step["command"], *(step.get("args") or [])]
+
+
 def cmp_run(stage: str, app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """One of plugin.yaml's commands (discover, init, generate) the way the CMP server runs it:
     in the source folder, with only the image's tools on PATH and Argo CD's variables set."""
-    spec = load(CMP / "plugin.yaml")["spec"]
-    step = spec["discover"]["find"] if stage == "discover" else spec[stage]
-    command = [*step["command"], *(step.get("args") or [])]
+    command = cmp_command(stage)
     path = os.pathsep.join([str(VENV_BIN), "/usr/local/bin", "/usr/bin", "/bin"])
     return subprocess.run(
         command, cwd=app, capture_output=True, text=True, env={"PATH": path, "HOME": str(app), **env}, check=False
@@ -292,6 +329,9 @@ def regenerate(kubectl: str, kpt: str) -> list[Path]:
         target = EXAMPLES / "kpt" / "expected.yaml"
         target.write_text(kpt_unwrapped(kpt, work / "kpt"))
         written.append(target)
+        image_target = EXAMPLES / "kpt-image" / "expected.yaml"
+        image_target.write_text(kpt_image_expected(target.read_text()))
+        written.append(image_target)
         target = CMP / "expected.yaml"
         target.write_text(cmp_generate(work / "cmp"))
         written.append(target)

@@ -12,7 +12,8 @@ import yaml
 
 from tests.goldens import run_function
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "kubeflow-trainer"
+# Runtimes and a TrainJob in the shapes upstream ships, written for these tests (see its README).
+RUNTIMES = Path(__file__).parent / "testdata" / "runtimes"
 
 
 def kubectl_patch(kubectl: str, obj: Any, patch: Any, path: Path) -> Any:
@@ -53,8 +54,9 @@ def render(items: list[Any], config: dict[str, Any] | None = None) -> Rendered:
     return Rendered(code, parsed.get("items") or [], parsed.get("results") or [], out)
 
 
-def load_shared(relative: str) -> dict[str, Any]:
-    doc: dict[str, Any] = yaml.safe_load((SHARED / relative).read_text())
+def load_fixture(name: str) -> dict[str, Any]:
+    """``tests/testdata/runtimes/<name>.yaml``."""
+    doc: dict[str, Any] = yaml.safe_load((RUNTIMES / f"{name}.yaml").read_text())
     return doc
 
 

@@ -1,6 +1,6 @@
 """The Dockerfile: hadolint-clean, pinned, multi-stage, non-root, read-only friendly, labelled.
 
-No Docker engine runs here; test_image_recipe.py performs the recipe's install steps for real.
+test_image_recipe.py performs the recipe's install steps without an engine; in CI test_image.py runs the built image.
 """
 
 from __future__ import annotations

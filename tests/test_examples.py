@@ -15,12 +15,14 @@ import yaml
 from trainjob_resources.config import FunctionConfig
 from trainjob_resources.render_cli import env_name
 
+from tests.engine import Engine
 from tests.examples import (
     CMP,
     EXAMPLES,
     EXEC_EXAMPLES,
     FUNCTION_ANNOTATION,
     IMAGE,
+    KPT_IMAGE_PACKAGE,
     KPT_PACKAGE,
     KUSTOMIZE_BUILDS,
     WRAPPER,
@@ -30,12 +32,14 @@ from tests.examples import (
     cmp_run,
     documents,
     identity,
+    kpt_image_expected,
     kpt_render,
     kpt_unwrapped,
     kubectl_build,
     kustomize_exec_build,
     load,
     to_container,
+    tree,
 )
 
 ROOT = EXAMPLES.parent
@@ -45,9 +49,22 @@ def expected(example: str) -> str:
     return (EXAMPLES / example / "expected.yaml").read_text()
 
 
+@pytest.fixture(scope="session")
+def engine_or_stand_in(request: pytest.FixtureRequest) -> Engine | None:
+    """What kustomize's container runtime runs: the real engine and image (tests/engine.py; CI
+    fails without them), else None: the docker stand-in running this checkout."""
+    try:
+        engine: Engine = request.getfixturevalue("engine")
+    except pytest.skip.Exception:
+        return None
+    return engine
+
+
 @pytest.mark.parametrize("example", list(KUSTOMIZE_BUILDS))
-def test_kustomize_example_matches_its_golden(kubectl: str, example: str, tmp_path: Path) -> None:
-    out = kubectl_build(kubectl, example, tmp_path)
+def test_kustomize_example_matches_its_golden(
+    kubectl: str, engine_or_stand_in: Engine | None, example: str, tmp_path: Path
+) -> None:
+    out = kubectl_build(kubectl, example, tmp_path, engine_or_stand_in)
     assert out == expected(example)
     assert_rendered(documents(out))
 
@@ -133,12 +150,12 @@ def test_every_exec_wrapper_is_the_same_executable_script() -> None:
 
 
 def test_every_example_has_a_readme_and_a_golden() -> None:
-    for example in [*KUSTOMIZE_BUILDS, "kpt", "argocd-cmp"]:
+    for example in [*KUSTOMIZE_BUILDS, "kpt", "kpt-image", "argocd-cmp"]:
         assert (EXAMPLES / example / "README.md").is_file(), example
         assert (EXAMPLES / example / "expected.yaml").is_file(), example
 
 
-@pytest.mark.parametrize("example", [*KUSTOMIZE_BUILDS, "kpt", "argocd-cmp"])
+@pytest.mark.parametrize("example", [*KUSTOMIZE_BUILDS, "kpt", "kpt-image", "argocd-cmp"])
 def test_every_golden_has_each_runtime_before_the_trainjobs_using_it(example: str) -> None:
     assert_rendered(documents(expected(example)))
 
@@ -158,22 +175,32 @@ def test_kustomize_examples_sort_runtimes_first(example: str) -> None:
 # kpt
 
 
-def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 def _comments(text: str) -> list[str]:
     return [line[line.index("#") :].strip() for line in text.splitlines() if "#" in line and "#!" not in line]
+
+
+def test_the_kpt_image_package_is_the_kpt_package_with_the_image() -> None:
+    exec_files, image_files = tree(KPT_PACKAGE), tree(KPT_IMAGE_PACKAGE)
+    assert set(exec_files) - set(image_files) == {WRAPPER}
+    for name in set(image_files) - {"Kptfile"}:
+        assert image_files[name] == exec_files[name], name
+    exec_kptfile, image_kptfile = load(KPT_PACKAGE / "Kptfile"), load(KPT_IMAGE_PACKAGE / "Kptfile")
+    assert exec_kptfile["pipeline"].pop("mutators") == [
+        {"exec": f"./{WRAPPER}", "configPath": "trainjob-resources.yaml"}
+    ]
+    assert image_kptfile["pipeline"].pop("mutators") == [{"image": IMAGE, "configPath": "trainjob-resources.yaml"}]
+    assert image_kptfile == exec_kptfile
+    assert expected("kpt-image") == kpt_image_expected(expected("kpt"))
 
 
 def test_kpt_render_in_place_twice(kpt: str, tmp_path: Path) -> None:
     package = tmp_path / "package"
     shutil.copytree(KPT_PACKAGE, package)
-    original = _tree(package)
+    original = tree(package)
 
     first = kpt_render(kpt, package)
     assert first.returncode == 0, first.stderr
-    rendered = _tree(package)
+    rendered = tree(package)
     assert rendered != original
     for name, data in original.items():
         kept = rendered[name].decode()
@@ -197,7 +224,7 @@ def test_kpt_render_in_place_twice(kpt: str, tmp_path: Path) -> None:
 
     second = kpt_render(kpt, package)
     assert second.returncode == 0, second.stderr
-    assert _tree(package) == rendered, "a second render changes nothing"
+    assert tree(package) == rendered, "a second render changes nothing"
 
 
 def test_kpt_renders_one_folder_of_trainjobs_in_two_namespaces(kpt: str, tmp_path: Path) -> None:
@@ -214,9 +241,9 @@ def test_kpt_renders_one_folder_of_trainjobs_in_two_namespaces(kpt: str, tmp_pat
         "trainingruntime_ml-team_pytorch-distributed",
         "trainingruntime_vision-team_pytorch-distributed",
     ]
-    rendered = _tree(package)
+    rendered = tree(package)
     assert kpt_render(kpt, package).returncode == 0
-    assert _tree(package) == rendered
+    assert tree(package) == rendered
 
 
 def test_kpt_unwrapped_output_matches_its_golden(kpt: str, tmp_path: Path) -> None:
@@ -250,7 +277,7 @@ def test_cmp_generate_fails_with_messages_and_no_manifests(tmp_path: Path) -> No
     env = {**argocd_env(), "ARGOCD_ENV_MODE": "fast"}
     done = cmp_run("generate", app, env)
     assert (done.returncode, done.stdout) == (1, "")
-    assert "data.mode" in done.stderr
+    assert "ARGOCD_ENV_MODE (plugin env MODE): " in done.stderr
     assert done.stderr.endswith(f"application {env['ARGOCD_APP_NAME']}: 1 error; nothing rendered\n")
     env = {**argocd_env(), "ARGOCD_ENV_MODEL": "x"}
     done = cmp_run("generate", app, env)

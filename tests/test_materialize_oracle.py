@@ -11,7 +11,7 @@ import yaml
 from trainjob_resources.quantity import parse_quantity
 
 from tests.crd_schema import problems
-from tests.support import container_of, container_patch, kubectl_patch, load_shared, pod_spec_of, render, trainjob
+from tests.support import container_of, container_patch, kubectl_patch, load_fixture, pod_spec_of, render, trainjob
 
 FIXTURE = Path(__file__).parent / "testdata" / "success" / "sidecar-init-and-container" / "input.yaml"
 
@@ -86,8 +86,8 @@ SCENARIOS = [
         [{"name": "model-initializer", "resources": {"limits": {"memory": "32Gi"}, "requests": {"memory": "32Gi"}}}],
     ),
     (
-        "upstream dataset-initializer job",
-        "upstream",
+        "data-cache dataset-initializer job",
+        "torch-data-cache",
         "dataset-initializer",
         "containers",
         "dataset-initializer",
@@ -97,6 +97,22 @@ SCENARIOS = [
                 "resources": {"limits": {"cpu": "4", "memory": "16Gi"}, "requests": {"cpu": "2"}},
             }
         ],
+    ),
+    (
+        "model-initializer beside a dataset-initializer",
+        "torch-initializers",
+        "model-initializer",
+        "containers",
+        "model-initializer",
+        [{"name": "model-initializer", "resources": {"requests": {"memory": "24Gi", "ephemeral-storage": "40Gi"}}}],
+    ),
+    (
+        "torchtune dataset-initializer, the trainer's GPU limit an integer",
+        "torchtune",
+        "dataset-initializer",
+        "containers",
+        "dataset-initializer",
+        [{"name": "dataset-initializer", "resources": {"limits": {"memory": "8Gi"}, "requests": {"memory": "8Gi"}}}],
     ),
 ]
 
@@ -108,7 +124,7 @@ SCENARIOS = [
 def test_materialized_resources_match_kubectl_and_fit_the_crds(
     kubectl: str, source: str, job: str, list_name: str, name: str, containers: list[dict[str, Any]], tmp_path: Path
 ) -> None:
-    runtime = own_runtime() if source == "own" else load_shared("runtimes/torch_distributed_with_cache.yaml")
+    runtime = own_runtime() if source == "own" else load_fixture(source)
     patches = [container_patch(job, list_name, c, f"m{i}.example.com/p") for i, c in enumerate(containers)]
     out = render([runtime, trainjob("tj", runtime["metadata"]["name"], patches, namespace="team-a")])
     assert out.code == 0, out.results
@@ -127,9 +143,9 @@ def test_materialized_resources_match_kubectl_and_fit_the_crds(
         )
 
 
-def test_upstream_example_trainjob_fits_after_materialization() -> None:
-    runtime = load_shared("runtimes/torch_distributed_with_cache.yaml")
-    example = load_shared("examples/02-runtime-patches.yaml")
+def test_a_trainjob_with_other_patches_fits_after_materialization() -> None:
+    runtime = load_fixture("torch-data-cache")
+    example = load_fixture("trainjob-runtime-patches")
     example["spec"]["runtimeRef"]["name"] = runtime["metadata"]["name"]
     example["spec"]["runtimePatches"].append(
         container_patch(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from tests.support import Rendered, container_of, container_patch, load_shared, render, trainer_runtime, trainjob
+from tests.support import Rendered, container_of, container_patch, load_fixture, render, trainer_runtime, trainjob
 
 RUNTIME = trainer_runtime(
     "loader-runtime",
@@ -108,9 +108,9 @@ def test_unrelated_object_with_the_derived_name_is_an_error() -> None:
     assert squatter in out.items
 
 
-def test_upstream_example_without_resources_comes_back_unchanged() -> None:
-    runtime = load_shared("runtimes/torch_distributed.yaml")
-    example = load_shared("examples/02-runtime-patches.yaml")
+def test_a_trainjob_without_resources_comes_back_unchanged() -> None:
+    runtime = load_fixture("torch-plain")
+    example = load_fixture("trainjob-runtime-patches")
     out = render([runtime, example])
     assert out.code == 0
     assert out.items == [runtime, example]

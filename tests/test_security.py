@@ -150,3 +150,49 @@ def test_the_harness_catches_a_violation(body: str, tmp_path: Path, monkeypatch:
     assert code == 0
     with pytest.raises(AssertionError):
         assert_contained(events, trusted)
+
+
+def _inside(path: object, folders: tuple[str, ...]) -> bool:
+    text = str(path).strip("'\"")
+    return os.path.realpath(text).startswith(folders) or text.startswith(folders)
+
+
+@pytest.mark.parametrize("command", ["render", "explain"])
+def test_render_on_a_kustomization_runs_kustomize_alone_and_reads_only_the_root(
+    command: str, kubectl: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16: the one process is the plain kustomize build (no plugin flags); files opened resolve
+    inside the root, the interpreter or the private copy kustomize builds; that copy is all it changes."""
+    import shutil
+
+    from tests.examples import EXAMPLES
+
+    root = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "overlay-multi", root)
+    (tmp_path / "secret.yaml").write_text("not to be read\n")
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    monkeypatch.setenv("PATH", str(Path(kubectl).parent))
+    code, events, trusted = audited([command, "--root", str(root), str(root / "overlays" / "prod")], b"", tmp_path)
+    assert code == 0
+    processes = [e for e in events if e[0].startswith(NETWORK_OR_PROCESS)]
+    assert [e[0] for e in processes] == ["subprocess.Popen"], processes
+    executable, argv = processes[0][1], processes[0][2]
+    assert os.path.basename(str(executable)) in ("kubectl", "kustomize"), processes
+    assert "kustomize" in str(argv) and "--enable" not in str(argv) and "LoadRestrictionsRootOnly" in str(argv)
+    allowed = (*trusted, str(root.resolve()), str(private.resolve()), os.devnull)  # devnull: kustomize's stdin
+    removing = False  # shutil.rmtree of the private copy opens its entries by name, relative to a folder
+    for event in events:
+        if event[0] == "shutil.rmtree":
+            removing = _inside(event[1], (str(private.resolve()),))
+        if event[0] == "open" and not isinstance(event[1], int):
+            assert _inside(event[1], allowed) or (removing and "/" not in str(event[1])), event
+            if set(str(event[2])) & set("wax+"):
+                assert _inside(event[1], (str(private.resolve()),)), event
+        elif event[0].startswith(CHANGES):
+            assert _inside(event[1], (str(private.resolve()),)) or (removing and "/" not in str(event[1])), event
+    read = {os.path.realpath(e[1]) for e in events if e[0] == "open" and isinstance(e[1], str)}
+    assert str((root / "base" / "trainjobs.yaml").resolve()) in read
+    assert str((tmp_path / "secret.yaml").resolve()) not in read
+    assert list(private.iterdir()) == [], "the private copy is removed"

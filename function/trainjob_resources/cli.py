@@ -128,8 +128,10 @@ SUBCOMMANDS = {"render": ".render_cli", "explain": ".explain_cli"}
 
 USAGE = """\
 usage: trainjob-resources                 KRM function: ResourceList on stdin, ResourceList on stdout
-       trainjob-resources render [PATH ...] [--config FILE]
+       trainjob-resources render [PATH ...] [--config FILE] [--config-from-env] [--runtimes PATH]
+                                 [--namespace NS] [--output yaml|json] [--allow-empty] [-v]
        trainjob-resources explain [PATH ...] [--format table|json|markdown] [--config FILE]
+                                  [--config-from-env] [--runtimes PATH] [--namespace NS]
        trainjob-resources --version
 
 Lets TrainJob runtimePatches carry container `resources` and materializes them into derived

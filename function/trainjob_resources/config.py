@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -161,3 +162,187 @@ def _json(text: str, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as err:
         raise ValueError(f"not {what}: {err}") from None
+
+
+# Layers: the platform's options (``--config``) and the tenant's (a config in the repository, the
+# Argo CD Application's plugin env). A tenant may set any option, but a policy option only to a
+# value at least as strict as the platform's: the platform's config is a floor.
+
+ENV_PREFIX = "ARGOCD_ENV_"
+POLICY_OPTIONS = ("maxPerContainer", "allowedResources", "allowGpuInSidecars", "namespacePolicy", "gpuResources")
+_BOOLEAN_OPTIONS = ("allowGpuInSidecars",)
+_STRICTNESS = {"off": 0, "warning": 1, "error": 2}
+
+
+class LayerError(ValueError):
+    """Options that cannot be used; one message per problem, each naming where the option was set."""
+
+    def __init__(self, messages: list[str]) -> None:
+        super().__init__("; ".join(messages))
+        self.messages = messages
+
+
+class Layer:
+    """Options from one source: the parsed config, the options it sets, and how messages name each."""
+
+    def __init__(self, config: FunctionConfig, sources: dict[str, str], platform: bool = False) -> None:
+        self.config = config
+        self.sources = sources  # option (camelCase) -> where it was set, for messages
+        self.platform = platform
+
+
+def env_name(option: str) -> str:
+    """``derivedRuntimeKind`` -> ``ARGOCD_ENV_DERIVED_RUNTIME_KIND``."""
+    return ENV_PREFIX + re.sub(r"(?<!^)([A-Z])", r"_\1", option).upper()
+
+
+def _options() -> list[str]:
+    return [f.alias or name for name, f in FunctionConfig.model_fields.items()]
+
+
+def layer_from_object(value: dict[str, Any], label: str, platform: bool = False) -> Layer:
+    """The options of a functionConfig object (a file's ConfigMap or TrainJobResources)."""
+    try:
+        config = parse_config(value)
+    except ConfigError as err:
+        kind = value.get("kind") if isinstance(value, dict) else None
+        name = (value.get("metadata") or {}).get("name") if isinstance(value, dict) else None
+        who = f"{kind} {name}: " if kind and isinstance(name, str) else ""
+        raise LayerError([f"{label}: {who}{v.path}: functionConfig: {v.message}" for v in err.violations]) from None
+    section = value.get("spec" if value.get("kind") == CONFIG_KIND else "data") or {}
+    return Layer(config, {key: label for key in section if isinstance(key, str)}, platform)
+
+
+def layer_from_env(environ: Mapping[str, str]) -> Layer | None:
+    """The options set by ``ARGOCD_ENV_<OPTION>`` variables (empty ones ignored); None if none is set.
+    Messages name the variable, as the Application's ``plugin.env`` entry is what the user wrote."""
+    accepted = {env_name(option): option for option in _options()}
+    options: dict[str, str] = {}
+    problems: list[str] = []
+    unknown: list[str] = []
+    for key in sorted(environ):
+        if not key.startswith(ENV_PREFIX) or environ[key] == "":
+            continue
+        option = accepted.get(key)
+        if option is None:
+            unknown.append(key)
+        elif option in _BOOLEAN_OPTIONS and environ[key] not in ("true", "false"):
+            problems.append(f"{_variable(key)}: must be true or false, got {environ[key]!r}")
+        else:
+            options[option] = environ[key]
+    if unknown:
+        problems.insert(
+            0,
+            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} in the environment; "
+            f"accepted: {', '.join(sorted(accepted))}",
+        )
+    for option, value in options.items():
+        try:
+            parse_config({"apiVersion": "v1", "kind": "ConfigMap", "data": {option: value}})
+        except ConfigError as err:
+            for v in err.violations:
+                rest = v.path.removeprefix(f"data.{option}").lstrip(".")
+                detail = f"{rest}: " if rest else ""
+                problems.append(f"{_variable(env_name(option))}: {detail}{v.message}, got {value!r}")
+    if problems:
+        raise LayerError(problems)
+    if not options:
+        return None
+    config = parse_config({"apiVersion": "v1", "kind": "ConfigMap", "data": options})
+    return Layer(config, {option: _variable(env_name(option)) for option in options})
+
+
+def _variable(name: str) -> str:
+    """How messages name an Argo CD option: the variable, and the Application's plugin env entry."""
+    return f"{name} (plugin env {name.removeprefix(ENV_PREFIX)})"
+
+
+def combine(layers: list[Layer]) -> FunctionConfig:
+    """The options of all layers, a later layer overriding an earlier; a tenant's policy option looser than the
+    platform's is an error (LayerError names both)."""
+    platform = next((layer for layer in layers if layer.platform), None)
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    for layer in layers:
+        for option in layer.sources:
+            name = _field_name(option)
+            if name is None:
+                continue
+            value = getattr(layer.config, name)
+            if platform is not None and not layer.platform and option in POLICY_OPTIONS:
+                floor = getattr(platform.config, name)
+                looser = _looser(option, value, floor)
+                if looser is not None:
+                    problems.append(
+                        f"{layer.sources[option]}: {option} {looser} would loosen the platform's policy "
+                        f"({option} {_show(floor)} in {platform.sources.get(option) or _platform_label(platform)}); "
+                        "the repository and ARGOCD_ENV_* may only tighten it"
+                    )
+                    continue
+                if option == "maxPerContainer":
+                    value = {**floor, **value}
+            values[name] = value
+    if problems:
+        raise LayerError(problems)
+    base = platform.config if platform is not None else FunctionConfig.model_construct()
+    return base.model_copy(update=values)
+
+
+def _platform_label(platform: Layer) -> str:
+    return next(iter(platform.sources.values()), "--config")
+
+
+def _field_name(option: str) -> str | None:
+    for name, info in FunctionConfig.model_fields.items():
+        if (info.alias or name) == option:
+            return name
+    return None
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {v}" for k, v in value.items()) + "}" if value else "{} (no caps)"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(value) + "]"
+    if value is None:
+        return "(any resource)"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _looser(option: str, value: Any, floor: Any) -> str | None:
+    """How ``value`` is looser than the platform's ``floor`` (shown in the message), or None."""
+    if option == "maxPerContainer":
+        raised = [
+            f"{name}: {quantity}"
+            for name, quantity in value.items()
+            if name in floor and parse_quantity(quantity) > parse_quantity(floor[name])
+        ]
+        return "{" + ", ".join(raised) + "}" if raised else None
+    if option == "allowedResources":
+        if floor is None:
+            return None
+        extra = sorted(set(value or ()) - set(floor)) if value is not None else None
+        if value is None:
+            return "(any resource)"
+        return "[" + ", ".join(extra) + "]" if extra else None
+    if option == "gpuResources":
+        missing = sorted(set(floor) - set(value))
+        return f"without {', '.join(missing)}" if missing else None
+    if option == "allowGpuInSidecars":
+        return "true" if value and not floor else None
+    if option == "namespacePolicy":
+        return value if _STRICTNESS[value] < _STRICTNESS[floor] else None
+    return None
+
+
+def to_object(config: FunctionConfig) -> dict[str, Any]:
+    """The config as a TrainJobResources object, every option spelled out."""
+    spec = config.model_dump(by_alias=True, mode="json")
+    if spec.get("allowedResources") is None:
+        spec.pop("allowedResources", None)
+    return {
+        "apiVersion": CONFIG_API_VERSION,
+        "kind": CONFIG_KIND,
+        "metadata": {"name": "trainjob-resources"},
+        "spec": spec,
+    }

@@ -32,8 +32,9 @@ LimitRange <namespace>/<name>); each pod by Kubernetes' formula for init contain
 sidecars; and the TrainJob's total (pods x pod). Errors and warnings of the function, including
 the namespace's LimitRanges and ResourceQuotas and the functionConfig's policy, go to stderr.
 
-PATH is read as by `trainjob-resources render`: a file, a folder (with a kustomization: built
-first) or - for stdin; default: the current folder.
+PATH is read as by `trainjob-resources render` (the same options: --config, --config-from-env,
+--runtimes, --root): a file, a folder (with a kustomization: built first, nothing it names is run)
+or - for stdin; default: the current folder.
 """
 
 
@@ -46,14 +47,18 @@ class Explained:
 
 def main(args: list[str]) -> int:
     options = _parser().parse_args(args)
+    from .kustomize import Interrupted
     from .render_cli import RenderError
 
     try:
-        resource_list = _load(options.paths or ["."], options.config, options.namespace)
+        resource_list = _load(options)
         explained = explain_resource_list(resource_list, options.format)
     except RenderError as err:
         sys.stderr.write(f"trainjob-resources explain: error: {err}\n")
         return 1
+    except Interrupted as stop:
+        sys.stderr.write(f"trainjob-resources explain: stopped by signal {stop.signum}\n")
+        return 128 + stop.signum
     except Exception as err:  # a bug of ours: say so plainly, keep the traceback for debugging only
         if os.environ.get("TRAINJOB_RESOURCES_DEBUG"):
             import traceback
@@ -78,9 +83,10 @@ def _parser() -> argparse.ArgumentParser:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="file, folder or - (default: .)")
+    from .render_cli import add_input_options
+
+    add_input_options(parser)
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
-    parser.add_argument("--config", metavar="FILE", help="functionConfig: a v1 ConfigMap or a TrainJobResources")
     parser.add_argument(
         "--namespace",
         metavar="NS",
@@ -89,11 +95,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load(paths: list[str], config: str | None, namespace: str | None) -> ResourceList:
-    """The inputs as ``render`` reads them, as one ResourceList."""
-    from .render_cli import RenderError, load
+def _load(options: argparse.Namespace) -> ResourceList:
+    """The inputs as ``render`` reads them, as one ResourceList; skipped entries noted on stderr."""
+    from .render_cli import RenderError, load_for
 
-    resource_list, inputs = load(paths, config, namespace)
+    resource_list, inputs = load_for(options, os.environ)
+    for line in inputs.notes:
+        sys.stderr.write(line + "\n")
     if inputs.errors:
         raise RenderError("\n".join(inputs.errors))
     return resource_list

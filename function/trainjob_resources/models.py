@@ -1,10 +1,11 @@
 """Pydantic models of exactly the Kubeflow Trainer API this function reads.
 
 The runtimePatches tree follows the TrainJob API (kubeflow/trainer
-``pkg/apis/trainer/v1alpha1/trainjob_types.go``: ``RuntimePatch`` down to ``ContainerPatch``) field
-for field and forbids anything else, with one addition: ``ContainerPatch.resources``. The CRD's
-limits (MaxItems, lengths, list keys) are ``crd_rules``. Runtimes are
-read by ``runtime_view`` (with ``runtime_models`` for the unusual ones).
+``pkg/apis/trainer/v1alpha1/trainjob_types.go``, ``RuntimePatch`` down to ``ContainerPatch``, and
+its CRD ``manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml``) field for field and forbids
+anything else, with one addition: ``ContainerPatch.resources``. The CRD's limits (MaxItems,
+lengths, list keys) are ``crd_rules``. Runtimes are read by ``runtime_view`` (with
+``runtime_models`` for the unusual ones).
 """
 
 from __future__ import annotations

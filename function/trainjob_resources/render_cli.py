@@ -14,23 +14,25 @@ import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .sources import RenderError, shown
 
 if TYPE_CHECKING:
     import argparse
 
     from yaml.nodes import Node
 
+    from .config import Layer
     from .krm import Item, ResourceList
+    from .sources import Reader, Root
+
+__all__ = ["RenderError", "env_name", "load", "split_documents"]
 
 PATH_KEY = "internal.config.kubernetes.io/path"
 INDEX_KEY = "internal.config.kubernetes.io/index"
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
-SUFFIXES = (".yaml", ".yml", ".json")
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 ENV_PREFIX = "ARGOCD_ENV_"
-ENV_LABEL = f"{ENV_PREFIX}* environment"
 STDIN_LABEL = "<stdin>"
 DEFAULTED_KINDS = {("trainer.kubeflow.org", "TrainJob"), ("trainer.kubeflow.org", "TrainingRuntime")}
 DEFAULTED_KINDS |= {("", "LimitRange"), ("", "ResourceQuota")}
@@ -44,43 +46,78 @@ resources in their runtimePatches into derived runtimes, and print the result as
 
 PATH is a YAML or JSON file (several documents allowed), a folder (read recursively: *.yaml,
 *.yml, *.json in name order; hidden entries skipped) or - for stdin; default: the current folder.
-A folder with a kustomization.yaml is built first with `kustomize build --enable-alpha-plugins
---enable-exec` or, without kustomize, `kubectl kustomize --enable-alpha-plugins`. Objects
-annotated config.kubernetes.io/local-config: "true" are read but not printed.
+A folder with a kustomization is built with a plain `kustomize build` (or `kubectl kustomize`):
+no plugin, KRM function or Helm chart runs; this function's own config, found under the
+kustomization's transformers:, is taken out of the build and applied by render, once. Objects
+annotated config.kubernetes.io/local-config: "true" are read but not printed, and so is a
+TrainJobResources (or a ConfigMap naming this function) among the inputs: it is the functionConfig.
+
+Reads stay inside --root (links that lead out are refused), each file is read once, and one render
+reads at most 64 MiB, 100,000 files and folders and 100,000 objects. Skipped entries are listed on
+stderr.
 """
 
 EPILOG = f"""\
 Argo CD (config management plugin): with --config-from-env, every {ENV_PREFIX}<OPTION> variable
 sets that functionConfig option, e.g. {ENV_PREFIX}MODE=native or
-{ENV_PREFIX}DERIVED_RUNTIME_KIND=ClusterTrainingRuntime (they override --config; an empty
-value is ignored, an unknown option is an error), ARGOCD_APP_NAMESPACE is the default for
---namespace, and ARGOCD_APP_NAME names the application in error messages.
+{ENV_PREFIX}DERIVED_RUNTIME_KIND=ClusterTrainingRuntime (an empty value is ignored, an unknown
+option is an error), ARGOCD_APP_NAMESPACE is the default for --namespace, ARGOCD_APP_NAME names the
+application in error messages, and the repository root (from ARGOCD_APP_SOURCE_PATH) is the root.
+Options of --config (the platform's) are a floor: the repository's config and {ENV_PREFIX}* may
+only tighten maxPerContainer, allowedResources, allowGpuInSidecars, gpuResources and
+namespacePolicy; other options they may set freely.
 
-Exit status: 0 when rendered, 1 on any error (nothing is printed to stdout then), 2 on bad usage.
+Exit status: 0 when rendered, 1 on any error or when there is nothing to print (unless
+--allow-empty; nothing is printed to stdout then), 2 on bad usage.
 """
 
 
-class RenderError(Exception):
-    """Input that cannot be rendered; the message says which file and why."""
+def env_name(option: str) -> str:
+    """``derivedRuntimeKind`` -> ``ARGOCD_ENV_DERIVED_RUNTIME_KIND``."""
+    from . import config
+
+    return config.env_name(option)
 
 
 @dataclass
 class Inputs:
+    reader: Reader = field(default_factory=lambda: _reader())
     items: list[Item] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    # This function's configs found in the inputs or the kustomizations, with where each was found.
+    configs: list[tuple[Node, str]] = field(default_factory=list)
+    unconfigured: list[str] = field(default_factory=list)  # kustomizations that list no config of ours
     # Objects that had no annotations (or no metadata) before the path annotations were added,
     # held by id; holding the nodes keeps their ids from being reused by nodes made later.
     created_annotations: dict[int, Node] = field(default_factory=dict)
     created_metadata: dict[int, Node] = field(default_factory=dict)
 
+    @property
+    def errors(self) -> list[str]:
+        return self.reader.errors
+
+    @property
+    def notes(self) -> list[str]:
+        return self.reader.notes
+
+
+def _reader() -> Reader:
+    from .sources import Reader
+
+    return Reader()
+
 
 def main(args: list[str]) -> int:
+    from .kustomize import Interrupted
+
     options = _parser().parse_args(args)
     try:
         return _render(options)
     except RenderError as err:
         sys.stderr.write(f"trainjob-resources render: error: {err}\n")
         return 1
+    except Interrupted as stop:
+        sys.stderr.write(f"trainjob-resources render: stopped by signal {stop.signum}\n")
+        return 128 + stop.signum
     except Exception as err:  # a bug of ours: say so plainly, keep the traceback for debugging only
         if os.environ.get("TRAINJOB_RESOURCES_DEBUG"):
             import traceback
@@ -88,6 +125,37 @@ def main(args: list[str]) -> int:
             traceback.print_exc()
         sys.stderr.write(f"trainjob-resources render: internal error ({type(err).__name__}: {err}); please report it\n")
         return 1
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """The options ``render`` and ``explain`` share: what to read and from where."""
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="file, folder or - (default: .)")
+    parser.add_argument("--config", metavar="FILE", help="functionConfig: a v1 ConfigMap or a TrainJobResources")
+    parser.add_argument(
+        "--config-from-env",
+        action="store_true",
+        help=f"read options from {ENV_PREFIX}* variables and the namespace from ARGOCD_APP_NAMESPACE",
+    )
+    parser.add_argument(
+        "--runtimes",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="reference runtimes (file or folder, repeatable): read to resolve runtimeRefs, never printed",
+    )
+    parser.add_argument(
+        "--root",
+        metavar="DIR",
+        help="the folder reads must stay inside (default: the current folder; with --config-from-env, "
+        "the repository root from ARGOCD_APP_SOURCE_PATH)",
+    )
+    parser.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=float,
+        default=60.0,
+        help="time limit of each kustomize build (default: 60)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -99,17 +167,17 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="file, folder or - (default: .)")
-    parser.add_argument("--config", metavar="FILE", help="functionConfig: a v1 ConfigMap or a TrainJobResources")
-    parser.add_argument(
-        "--config-from-env",
-        action="store_true",
-        help=f"read options from {ENV_PREFIX}* variables and the namespace from ARGOCD_APP_NAMESPACE",
-    )
+    add_input_options(parser)
     parser.add_argument(
         "--namespace",
         metavar="NS",
         help="namespace of TrainJobs and TrainingRuntimes that name none (they are printed with it)",
+    )
+    parser.add_argument("--output", "-o", choices=("yaml", "json"), default="yaml", help="output format")
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="exit 0 when there is nothing to print (by default an empty render is an error)",
     )
     parser.add_argument("--verbose", "-v", action="store_true", help="also print what was changed, to stderr")
     return parser
@@ -119,12 +187,9 @@ def _render(options: argparse.Namespace) -> int:
     from .process import process
 
     environ = os.environ
-    namespace = options.namespace
-    if namespace is None and options.config_from_env:
-        namespace = environ.get("ARGOCD_APP_NAMESPACE") or None
-    resource_list, inputs = load(
-        options.paths or ["."], options.config, namespace, environ if options.config_from_env else None
-    )
+    resource_list, inputs = load_for(options, environ)
+    for line in inputs.notes:
+        sys.stderr.write(line + "\n")
     if inputs.errors:
         return _fail(inputs.errors, options, environ)
     result = process(resource_list)
@@ -136,23 +201,62 @@ def _render(options: argparse.Namespace) -> int:
     if options.verbose:
         for line in (r.display() for r in result.results if r.severity == "info"):
             sys.stderr.write(line + "\n")
-    sys.stdout.buffer.write(_write(result, inputs).encode())
+    nodes = _printed(result, inputs)
+    if not nodes and not options.allow_empty:
+        where = ", ".join(shown(p) for p in options.paths or ["."])
+        message = (
+            f"error: {where}: no objects to print; an empty render makes Argo CD prune the application "
+            "(unless its sync policy sets allowEmpty: false). Pass --allow-empty if nothing is what you mean"
+        )
+        return _fail([message], options, environ)
+    sys.stdout.buffer.write((_json(nodes) if options.output == "json" else _yaml(nodes)).encode())
     sys.stdout.flush()
     return 0
 
 
+def load_for(options: argparse.Namespace, environ: Mapping[str, str]) -> tuple[ResourceList, Inputs]:
+    """``load`` as the command-line options of ``render`` or ``explain`` ask."""
+    namespace = options.namespace
+    if namespace is None and options.config_from_env:
+        namespace = environ.get("ARGOCD_APP_NAMESPACE") or None
+    return load(
+        options.paths or ["."],
+        options.config,
+        namespace,
+        environ if options.config_from_env else None,
+        runtimes=options.runtimes,
+        root=options.root,
+        timeout=options.timeout,
+    )
+
+
 def load(
-    paths: Sequence[str], config: str | None, namespace: str | None, environ: Mapping[str, str] | None = None
+    paths: Sequence[str],
+    config: str | None,
+    namespace: str | None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    runtimes: Sequence[str] = (),
+    root: str | None = None,
+    timeout: float = 60.0,
 ) -> tuple[ResourceList, Inputs]:
     """The inputs as one ResourceList, read as ``render`` and ``explain`` read them; problems that
-    stop reading are in ``Inputs.errors``. Objects that name no namespace get ``namespace``."""
+    stop reading are in ``Inputs.errors``, entries skipped in ``Inputs.notes``. Objects that name
+    no namespace get ``namespace``; objects read from ``runtimes`` are marked local-config."""
     from . import krm
 
-    config_item = _function_config(config, environ)
-    skip = {Path(config).resolve()} if config else set()
     inputs = Inputs()
+    default_root = _default_root(root, environ)
+    platform = _platform_config(config, inputs.reader)
+    skip = {os.path.realpath(config)} if config else set()
     for raw in paths:
-        _read_path(raw, inputs, skip)
+        _read_path(raw, inputs, skip, default_root, timeout)
+    if runtimes:
+        _read_runtimes(runtimes, inputs, skip, default_root, timeout)
+    _take_configs(inputs)
+    config_item = None
+    if not inputs.errors:
+        config_item = _effective_config(platform, inputs, environ)
     if namespace and not inputs.errors:
         _default_namespace(inputs.items, namespace)
     return krm.ResourceList(items=inputs.items, function_config=config_item), inputs
@@ -162,7 +266,7 @@ def _fail(errors: list[str], options: argparse.Namespace, environ: Mapping[str, 
     for line in errors:
         sys.stderr.write(line + "\n")
     app = environ.get("ARGOCD_APP_NAME") if options.config_from_env else None
-    where = f"application {app}: " if app else ""
+    where = f"application {shown(app)}: " if app else ""
     plural = "s" if len(errors) != 1 else ""
     sys.stderr.write(f"trainjob-resources render: {where}{len(errors)} error{plural}; nothing rendered\n")
     return 1
@@ -171,43 +275,164 @@ def _fail(errors: list[str], options: argparse.Namespace, environ: Mapping[str, 
 # Reading
 
 
-def _read_path(raw: str, inputs: Inputs, skip: set[Path]) -> None:
+def _default_root(root: str | None, environ: Mapping[str, str] | None) -> Root:
+    """The folder reads stay inside: ``--root``; under Argo CD the repository's root (the current
+    folder is ARGOCD_APP_SOURCE_PATH inside it); else the current folder."""
+    from .sources import Root
+
+    if root is not None:
+        if not os.path.isdir(root):
+            raise RenderError(f"--root {shown(root)}: not a folder")
+        return Root(os.path.realpath(root), root)
+    cwd = os.getcwd()
+    source = (environ or {}).get("ARGOCD_APP_SOURCE_PATH", "")
+    parts = [p for p in source.split("/") if p not in ("", ".")]
+    if parts and ".." not in parts and not source.startswith("/"):
+        here = cwd.split(os.sep)
+        if here[-len(parts) :] == parts:
+            repository = os.sep.join(here[: -len(parts)]) or os.sep
+            return Root(os.path.realpath(repository), os.path.relpath(repository, cwd))
+    return Root(os.path.realpath(cwd), ".")
+
+
+def _read_path(raw: str, inputs: Inputs, skip: set[str], default_root: Root, timeout: float) -> None:
     try:
-        _read_path_or_fail(raw, inputs, skip)
+        _read_path_or_fail(raw, inputs, skip, default_root, timeout)
     except OSError as err:
-        raise RenderError(f"{err.filename or raw}: cannot read: {err.strerror or err}") from None
+        raise RenderError(f"{shown(raw)}: cannot read: {err.strerror or err}") from None
 
 
-def _read_path_or_fail(raw: str, inputs: Inputs, skip: set[Path]) -> None:
+def _read_path_or_fail(raw: str, inputs: Inputs, skip: set[str], default_root: Root, timeout: float) -> None:
+    from .sources import root_for
+
+    reader = inputs.reader
     if raw == "-":
-        _read_text(_decode(sys.stdin.buffer.read(), STDIN_LABEL), STDIN_LABEL, inputs)
+        data = sys.stdin.buffer.read(reader.budget.bytes_left + 1)
+        reader.budget.take_bytes(len(data), STDIN_LABEL)
+        _read_text(_decode(data, STDIN_LABEL), STDIN_LABEL, inputs)
         return
-    path = Path(raw)
-    if path.is_dir():
-        _read_dir(path, inputs, skip)
-    elif path.is_file():
-        _read_file(path, inputs)
-    elif path.exists():
-        raise RenderError(f"{raw}: not a regular file or folder")
+    if not os.path.lexists(raw):
+        raise RenderError(f"{shown(raw)}: no such file or folder")
+    root = root_for(raw, default_root)
+    real = reader.resolve(raw, raw, root)
+    if os.path.isdir(real):
+        _read_dir(real, raw, root, inputs, skip, timeout)
+    elif os.path.isfile(real):
+        if reader.first_time(real, raw):
+            _read_file(real, raw, inputs)
+    elif os.path.exists(real):
+        raise RenderError(f"{shown(raw)}: not a regular file or folder")
     else:
-        raise RenderError(f"{raw}: no such file or folder")
+        raise RenderError(f"{shown(raw)}: a broken symbolic link")
 
 
-def _read_dir(directory: Path, inputs: Inputs, skip: set[Path]) -> None:
-    if any((directory / name).is_file() for name in KUSTOMIZATION_FILES):
-        _read_text(_kustomize(directory), str(directory), inputs)
-        return
-    for entry in sorted(directory.iterdir(), key=lambda p: p.name):
-        if entry.name.startswith("."):
+def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, skip: set[str], timeout: float) -> None:
+    """A folder: first walked whole (each real folder and file once, every size from stat, the sum
+    checked against the budget), then read in name order, kustomizations built where found."""
+    from . import kustomize
+
+    tasks: list[tuple[str, str, int | None]] = []
+    _walk(real_dir, label, root, inputs, skip, tasks, 0)
+    inputs.reader.budget.take_bytes(sum(size or 0 for _, _, size in tasks), label)
+    for real, entry_label, size in tasks:
+        if size is not None:
+            data = inputs.reader.read_bytes(real, entry_label, reserved=size)
+            if data is not None:
+                _read_text(_decode(data, entry_label), shown(entry_label), inputs)
             continue
-        if entry.is_dir():
-            _read_dir(entry, inputs, skip)
-        elif entry.is_file() and entry.suffix in SUFFIXES and entry.resolve() not in skip:
-            _read_file(entry, inputs)
+        plan = kustomize.plan(real, entry_label, root, inputs.reader)
+        text = kustomize.build(plan, inputs.reader, timeout)
+        inputs.configs.extend((found.node, found.label) for found in plan.configs)
+        if not plan.configs:
+            inputs.unconfigured.append(entry_label)
+        start = len(inputs.items)
+        _read_text(text, shown(entry_label), inputs)
+        _name_origins(inputs, start, entry_label, keep=plan.user_origins)
 
 
-def _read_file(path: Path, inputs: Inputs) -> None:
-    _read_text(_decode(path.read_bytes(), str(path)), str(path), inputs)
+def _name_origins(inputs: Inputs, start: int, label: str, keep: bool) -> None:
+    """Each object of a kustomize build named by the file it came from (kustomize's origin
+    annotation, which render asked for), so that messages say ``overlays/prod/../../base/x.yaml``
+    rather than the build's document number; the annotation is removed unless the user asked for it."""
+    from yaml.nodes import MappingNode
+
+    from . import yamlnodes as yn
+    from .kustomize import ORIGIN
+
+    for item in inputs.items[start:]:
+        origin = item.annotation(ORIGIN)
+        if origin is None:
+            continue
+        try:
+            value = yn.get(yn.compose(origin), "path") or yn.get(yn.compose(origin), "configuredIn")
+        except yn.YamlInputError:
+            value = None
+        path = yn.scalar(value)
+        if path and not path.startswith(("http://", "https://")):
+            item.set_annotation(PATH_KEY, shown(os.path.normpath(os.path.join(label, path))))
+            item.set_annotation(INDEX_KEY, "0")
+        if not keep:
+            item.remove_annotation(ORIGIN)
+            annotations = yn.get_path(item.node, "metadata", "annotations")
+            if isinstance(annotations, MappingNode) and {yn.scalar(k) for k, _ in annotations.value} <= {
+                PATH_KEY,
+                INDEX_KEY,
+            }:
+                inputs.created_annotations[id(item.node)] = item.node  # kustomize made it for the origin
+
+
+def _walk(
+    real_dir: str,
+    label: str,
+    root: Root,
+    inputs: Inputs,
+    skip: set[str],
+    tasks: list[tuple[str, str, int | None]],
+    depth: int,
+) -> None:
+    """What a folder holds to read, in order: files (with their size) and kustomization folders (None)."""
+    from . import kustomize
+    from .sources import MAX_FOLDER_DEPTH
+
+    reader = inputs.reader
+    if not reader.first_time(real_dir, label):
+        return
+    if depth > MAX_FOLDER_DEPTH:
+        raise RenderError(f"{shown(label)}: folders nested more than {MAX_FOLDER_DEPTH} deep")
+    if kustomize.kustomization_file(real_dir) is not None:
+        tasks.append((real_dir, label, None))
+        return
+    for real, entry_label, size in reader.walk(real_dir, label, root):
+        if size is None:
+            _walk(real, entry_label, root, inputs, skip, tasks, depth + 1)
+        elif real not in skip and reader.first_time(real, entry_label):
+            tasks.append((real, entry_label, size))
+
+
+def _read_file(real: str, label: str, inputs: Inputs) -> None:
+    data = inputs.reader.read_bytes(real, label)
+    if data is not None:
+        _read_text(_decode(data, label), shown(label), inputs)
+
+
+def _read_runtimes(paths: Sequence[str], inputs: Inputs, skip: set[str], default_root: Root, timeout: float) -> None:
+    """Reference runtimes: read like inputs, marked local-config (never printed); other kinds are skipped."""
+    from .models import RUNTIME_KINDS
+
+    start = len(inputs.items)
+    for raw in paths:
+        if raw == "-":
+            raise RenderError("--runtimes -: give a file or folder (stdin is for the inputs)")
+        _read_path(raw, inputs, skip, default_root, timeout)
+    read = inputs.items[start:]
+    del inputs.items[start:]
+    for item in read:
+        if (item.group, item.kind) not in {("trainer.kubeflow.org", kind) for kind in RUNTIME_KINDS}:
+            where = item.annotation(PATH_KEY) or "--runtimes"
+            inputs.notes.append(f"note: {where}: skipped {item.kind} {item.name}: --runtimes reads only runtimes")
+            continue
+        item.set_annotation(LOCAL_CONFIG, "true")
+        inputs.items.append(item)
 
 
 def _decode(data: bytes, label: str) -> str:
@@ -216,29 +441,7 @@ def _decode(data: bytes, label: str) -> str:
     try:
         return decode(data)
     except YamlInputError as err:
-        raise RenderError(f"{label}: {err}") from None
-
-
-def _kustomize(directory: Path) -> str:
-    import shutil
-    import subprocess
-
-    if shutil.which("kustomize"):
-        command = ["kustomize", "build", "--enable-alpha-plugins", "--enable-exec", str(directory)]
-    elif shutil.which("kubectl"):
-        command = ["kubectl", "kustomize", "--enable-alpha-plugins", str(directory)]
-    else:
-        raise RenderError(
-            f"{directory}: has a kustomization; building it needs kustomize or kubectl on PATH, and neither was found"
-        )
-    try:
-        done = subprocess.run(command, capture_output=True, check=False)
-    except OSError as err:
-        raise RenderError(f"{directory}: cannot run {command[0]}: {err.strerror or err}") from None
-    if done.returncode != 0:
-        detail = done.stderr.decode(errors="replace").strip()
-        raise RenderError(f"{directory}: `{' '.join(command)}` failed (exit {done.returncode}):\n{detail}")
-    return _decode(done.stdout, str(directory))
+        raise RenderError(f"{shown(label)}: {err}") from None
 
 
 def split_documents(text: str) -> Iterator[tuple[int, str]]:
@@ -256,13 +459,14 @@ def split_documents(text: str) -> Iterator[tuple[int, str]]:
             end = text.find("\n", match.end())
             cuts.append(len(text) if end < 0 else end + 1)
     cuts.append(len(text))
-    start = 0
+    start = line = 0
     for cut in cuts[1:]:
         chunk = text[start:cut]
-        if cut < len(text) and all(_NOT_CONTENT.match(line) for line in chunk.splitlines()):
+        if cut < len(text) and all(_NOT_CONTENT.match(row) for row in chunk.splitlines()):
             continue
         if chunk:
-            yield text.count("\n", 0, start), chunk
+            yield line, chunk
+            line += chunk.count("\n")
         start = cut
 
 
@@ -287,7 +491,12 @@ def _read_text(text: str, label: str, inputs: Inputs) -> None:
         index += 1
         if is_json:
             _block_style(node)
-        for obj in _objects(node):
+        objects = _objects(node)
+        if objects is None:
+            inputs.errors.append(f"error: {where}: a v1 List whose items is not a list")
+            continue
+        inputs.reader.budget.take_items(len(objects), label)
+        for obj in objects:
             problem = _problem(obj, first_line)
             if problem is not None:
                 inputs.errors.append(f"error: {where}: {problem}")
@@ -312,15 +521,17 @@ def _shift(err: Exception, first_line: int) -> str:
     return f"{base} (line {line + first_line}, column {column})"
 
 
-def _objects(node: Node) -> list[Node]:
-    """The objects of one document: itself, or the items of a ``v1 List``."""
+def _objects(node: Node) -> list[Node] | None:
+    """The objects of one document: itself, or the items of a ``v1 List`` (None if they are not a list)."""
     from yaml.nodes import SequenceNode
 
     from . import yamlnodes as yn
 
     if yn.scalar(yn.get(node, "kind")) == "List" and yn.scalar(yn.get(node, "apiVersion")) == "v1":
         items = yn.get(node, "items")
-        return list(items.value) if isinstance(items, SequenceNode) else []
+        if yn.is_null(items):
+            return []
+        return list(items.value) if isinstance(items, SequenceNode) else None
     return [node]
 
 
@@ -379,89 +590,123 @@ def _default_namespace(items: Sequence[Item], namespace: str) -> None:
 # The functionConfig
 
 
-def _function_config(path: str | None, environ: Mapping[str, str] | None) -> Item | None:
+def _platform_config(path: str | None, reader: Reader) -> Layer | None:
+    """``--config FILE``: the platform's options, a floor for the repository's and ARGOCD_ENV_*'s."""
     from yaml.nodes import MappingNode
 
     from . import yamlnodes as yn
-    from .config import CONFIG_KIND
+    from .config import CONFIG_KIND, LayerError, layer_from_object
+    from .sources import Root
+
+    if path is None:
+        return None
+    if not os.path.isfile(path):
+        raise RenderError(f"--config {shown(path)}: no such file")
+    real = reader.resolve(path, path, Root(os.path.realpath(path), path))
+    try:
+        data = reader.read_bytes(real, path)
+    except OSError as err:
+        raise RenderError(f"--config {shown(path)}: cannot read: {err.strerror or err}") from None
+    text = _decode(data or b"", path)
+    try:
+        documents = [n for _, chunk in split_documents(text) if not yn.is_null(n := yn.compose(chunk))]
+    except yn.YamlInputError as err:
+        raise RenderError(f"--config {shown(path)}: {err}") from None
+    if len(documents) != 1 or not isinstance(documents[0], MappingNode):
+        raise RenderError(f"--config {shown(path)}: expected one object (a v1 ConfigMap or a {CONFIG_KIND})")
+    try:
+        return layer_from_object(yn.to_python(documents[0]), shown(path), platform=True)
+    except LayerError as err:
+        raise RenderError("\n".join(err.messages)) from None
+
+
+def _take_configs(inputs: Inputs) -> None:
+    """This function's configs among the inputs: taken out (used as the functionConfig, never printed)."""
+    from .kustomize import is_our_config
+
+    kept: list[Item] = []
+    for item in inputs.items:
+        if is_our_config(item.node):
+            index = item.annotation(INDEX_KEY)
+            where = item.annotation(PATH_KEY) or STDIN_LABEL
+            where = f"{where}#{index}" if index not in (None, "0") else where
+            inputs.configs.append((item.node, where))
+        else:
+            kept.append(item)
+    inputs.items[:] = kept
+
+
+def _effective_config(platform: Layer | None, inputs: Inputs, environ: Mapping[str, str] | None) -> Item | None:
+    """The functionConfig: the platform's options, then the repository's config, then ARGOCD_ENV_*;
+    the later two may only tighten the platform's policy. None when nothing sets an option."""
+    from . import yamlnodes as yn
+    from .config import LayerError, combine, layer_from_env, layer_from_object, to_object
     from .krm import Item
 
-    node: Node | None = None
-    label = ENV_LABEL
-    if path is not None:
-        file = Path(path)
-        if not file.is_file():
-            raise RenderError(f"--config {path}: no such file")
-        try:
-            text = _decode(file.read_bytes(), path)
-        except OSError as err:
-            raise RenderError(f"--config {path}: cannot read: {err.strerror or err}") from None
-        documents = [n for _, chunk in split_documents(text) if (n := _compose(chunk, path)) is not None]
-        if len(documents) != 1 or not isinstance(documents[0], MappingNode):
-            raise RenderError(f"--config {path}: expected one object (a v1 ConfigMap or a {CONFIG_KIND})")
-        node, label = documents[0], path
-    options = _env_options(environ) if environ is not None else {}
-    if options:
-        if node is None:
-            node = yn.from_python({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "argocd-env"}})
-        assert isinstance(node, MappingNode)
-        section = "spec" if yn.scalar(yn.get(node, "kind")) == CONFIG_KIND else "data"
-        target = yn.ensure_map(node, section)
-        for key, value in options.items():
-            yn.set_key(target, key, yn.str_node(value))
-        if path is not None:
-            label = f"{path} and {ENV_LABEL}"
-    if node is None:
+    layers: list[Layer] = [platform] if platform is not None else []
+    for node, _ in inputs.configs:
+        _strip_internal(node)
+    options = [_options_of(node) for node, _ in inputs.configs]
+    if len(inputs.configs) > 1 and all(o == options[0] for o in options):
+        inputs.configs[1:] = []  # the same options in several places (a base's and an overlay's): applied once
+    if len(inputs.configs) > 1:
+        found = ", ".join(label for _, label in inputs.configs)
+        inputs.errors.append(
+            f"error: {len(inputs.configs)} trainjob-resources configs with different options found ({found}); "
+            "render applies the function once: keep one"
+        )
         return None
-    item = Item(node)
-    item.set_annotation(PATH_KEY, label)
+    try:
+        for node, label in inputs.configs:
+            layers.append(layer_from_object(yn.to_python(node), label))
+        env_layer = layer_from_env(environ) if environ is not None else None
+        if env_layer is not None:
+            layers.append(env_layer)
+        if not layers:
+            for label in inputs.unconfigured:
+                inputs.notes.append(
+                    f"note: {shown(label)}: its kustomization lists no trainjob-resources config (transformers:, "
+                    "generators:, validators:); the function runs with the default options"
+                )
+            return None
+        config = combine(layers)
+    except LayerError as err:
+        inputs.errors.extend(f"error: {message}" for message in err.messages)
+        return None
+    item = Item(yn.from_python(to_object(config)))
+    sources = dict.fromkeys(source for layer in layers for source in layer.sources.values())
+    item.set_annotation(PATH_KEY, " + ".join(sources) or "functionConfig")
     return item
 
 
-def _compose(chunk: str, label: str) -> Node | None:
+def _options_of(node: Node) -> object:
     from . import yamlnodes as yn
 
-    try:
-        return yn.compose(chunk)
-    except yn.YamlInputError as err:
-        raise RenderError(f"--config {label}: {err}") from None
+    options = yn.get(node, "spec") or yn.get(node, "data")
+    return yn.to_python(options) if options is not None else None
 
 
-def env_name(option: str) -> str:
-    """``derivedRuntimeKind`` -> ``ARGOCD_ENV_DERIVED_RUNTIME_KIND``."""
-    return ENV_PREFIX + re.sub(r"(?<!^)([A-Z])", r"_\1", option).upper()
+def _strip_internal(node: Node) -> None:
+    from yaml.nodes import MappingNode
 
+    from . import yamlnodes as yn
 
-def _env_options(environ: Mapping[str, str]) -> dict[str, str]:
-    from .config import FunctionConfig
-
-    accepted = {env_name(f.alias or name): f.alias or name for name, f in FunctionConfig.model_fields.items()}
-    options: dict[str, str] = {}
-    unknown: list[str] = []
-    for key in sorted(environ):
-        if not key.startswith(ENV_PREFIX) or environ[key] == "":
-            continue
-        if key in accepted:
-            options[accepted[key]] = environ[key]
-        else:
-            unknown.append(key)
-    if unknown:
-        raise RenderError(
-            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} in the environment; "
-            f"accepted: {', '.join(sorted(accepted))}"
-        )
-    return options
+    annotations = yn.get_path(node, "metadata", "annotations")
+    if isinstance(annotations, MappingNode):
+        yn.delete_key(annotations, PATH_KEY)
+        yn.delete_key(annotations, INDEX_KEY)
 
 
 # Writing
 
 
-def _write(result: ResourceList, inputs: Inputs) -> str:
+def _printed(result: ResourceList, inputs: Inputs) -> list[Node]:
+    """The objects to print, without the annotations reading added; local-config ones left out."""
     from yaml.nodes import MappingNode
 
     from . import yamlnodes as yn
 
-    documents: list[str] = []
+    nodes: list[Node] = []
     for item in result.items:
         if item.annotation(LOCAL_CONFIG) == "true":
             continue
@@ -477,5 +722,21 @@ def _write(result: ResourceList, inputs: Inputs) -> str:
                 yn.delete_key(metadata, "annotations")
         if isinstance(metadata, MappingNode) and not metadata.value and id(node) in inputs.created_metadata:
             yn.delete_key(node, "metadata")
-        documents.append(yn.serialize(node))
-    return "---\n".join(documents)
+        nodes.append(node)
+    return nodes
+
+
+def _yaml(nodes: list[Node]) -> str:
+    from . import yamlnodes as yn
+
+    return "---\n".join(yn.serialize(node) for node in nodes)
+
+
+def _json(nodes: list[Node]) -> str:
+    """A v1 List of the objects, as ``kubectl get -o json`` prints several."""
+    import json
+
+    from . import yamlnodes as yn
+
+    document = {"apiVersion": "v1", "kind": "List", "items": [yn.to_python(node) for node in nodes]}
+    return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"

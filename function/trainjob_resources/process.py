@@ -298,7 +298,7 @@ class Memo:
         """``_validate``, once per distinct case. What it reads: the runtime, the managers, where each
         patched job and container is (indices, names, lists), whether a container patch sets env,
         the resources and resourcesPerNode as written (``repr`` keeps key order and types apart),
-        the topology (trainer containers), and for torchtune the trainer's command."""
+        and the topology (trainer containers)."""
         patches = trainjob.spec.runtime_patches or []
         managers = tuple(p.manager for p in patches)
         # Where things are (indices, managers) only decides where violations point and what they
@@ -306,7 +306,7 @@ class Memo:
         # its managers are called (as long as they are valid): its effective resources remember
         # another TrainJob's managers, which only messages would show.
         jobs = list(job_sites(trainjob))
-        written = (repr([s.resources for s in sites]), repr(per_node), topo, _command(trainjob))
+        written = (repr([s.resources for s in sites]), repr(per_node), topo)
         shape = (
             id(entry),
             config.trainer_resources,
@@ -568,11 +568,6 @@ def _copy(node: Node) -> MappingNode:
     copied = textedit.copy(node)
     assert isinstance(copied, MappingNode)
     return copied
-
-
-def _command(trainjob: TrainJob) -> Any:
-    trainer = trainjob.spec.trainer
-    return repr((trainer.model_extra or {}).get("command")) if trainer is not None else None
 
 
 def _moved(

@@ -42,7 +42,9 @@ OVERLAY_BUILDS = {"overlay-multi": ("overlays/team-a",)}
 EXEC_EXAMPLES = ("exec-data-loader", "overlay-multi")
 KPT_PACKAGE = EXAMPLES / "kpt" / "package"
 KPT_IMAGE_PACKAGE = EXAMPLES / "kpt-image" / "package"
-CMP = EXAMPLES / "argocd-cmp"
+CMP = EXAMPLES / "argocd-cmp"  # the plugin (plugin.yaml, sidecar.yaml) and a folder of plain manifests
+CMP_EXAMPLES = ("argocd-cmp", "argocd-cmp-kustomize")  # its Applications: plain manifests, an overlay
+KUSTOMIZE_STAND_IN = ROOT / "tests" / "kustomize-stand-in" / "kustomize"
 
 _EXEC_STANZA = re.compile(r"exec:\n(\s+)path: \S+")
 FUNCTION_ANNOTATION = "config.kubernetes.io/function"
@@ -281,9 +283,14 @@ def assert_rendered(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
 RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
 
 
-def argocd_env() -> dict[str, str]:
-    """What Argo CD's repo-server sets for the plugin of application.yaml (besides its own)."""
-    app = load(CMP / "application.yaml")
+def application(example: str = CMP.name) -> dict[str, Any]:
+    return load(EXAMPLES / example / "application.yaml")  # type: ignore[no-any-return]
+
+
+def argocd_env(example: str = CMP.name) -> dict[str, str]:
+    """What Argo CD's repo-server sets for the plugin of the example's application.yaml (besides
+    its own)."""
+    app = application(example)
     source = app["spec"]["source"]
     env = {
         "ARGOCD_APP_NAME": app["metadata"]["name"],
@@ -308,22 +315,74 @@ def cmp_command(stage: str) -> list[str]:
     return [*step["command"], *(step.get("args") or [])]
 
 
-def cmp_run(stage: str, app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """One of plugin.yaml's commands (discover, init, generate) the way the CMP server runs it:
-    in the source folder, with only the image's tools on PATH and Argo CD's variables set."""
-    command = cmp_command(stage)
-    path = os.pathsep.join([str(VENV_BIN), "/usr/local/bin", "/usr/bin", "/bin"])
+def sidecar_containers() -> tuple[dict[str, Any], dict[str, Any]]:
+    """sidecar.yaml's init container (the one that copies kustomize) and plugin container."""
+    pod = load(CMP / "sidecar.yaml")["spec"]["template"]["spec"]
+    (init,) = pod["initContainers"]
+    (container,) = pod["containers"]
+    return init, container
+
+
+def sidecar_kustomize_dir() -> str:
+    """Where the plugin container mounts the folder into which the init container copies kustomize."""
+    init, container = sidecar_containers()
+    (volume,) = {m["name"] for m in init["volumeMounts"]}
+    (path,) = [m["mountPath"] for m in container["volumeMounts"] if m["name"] == volume]
+    return str(path)
+
+
+def sidecar_path() -> str:
+    """The PATH the plugin container sets (kustomize's folder first)."""
+    _, container = sidecar_containers()
+    (path,) = [e["value"] for e in container["env"] if e["name"] == "PATH"]
+    return str(path)
+
+
+def stage_source(example: str, work: Path) -> Path:
+    """A copy of the example laid out as in the repository, as Argo CD unpacks it for the plugin
+    (goldens left out); returns the Application's source folder in it."""
+    repo = work / "repo"
+    shutil.copytree(EXAMPLES / example, repo / EXAMPLES.name / example, ignore=shutil.ignore_patterns("expected.yaml"))
+    return repo / application(example)["spec"]["source"]["path"]
+
+
+def kustomize_provider(kubectl: str, work: Path) -> Path:
+    """A folder with ``kustomize`` (the kubectl stand-in for Argo CD's kustomize) and ``../kubectl``
+    (the real, static kubectl) beside it, laid out as the image tests mount them; returns the folder."""
+    tools = work / "kustomize-provider"
+    (tools / "bin").mkdir(parents=True)
+    shutil.copy2(KUSTOMIZE_STAND_IN, tools / "bin" / "kustomize")
+    (tools / "kubectl").symlink_to(os.path.realpath(kubectl))
+    return tools / "bin"
+
+
+def cmp_run(
+    stage: str, app: Path, env: dict[str, str], kustomize_dir: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """One of plugin.yaml's commands the way the CMP server runs it: in the source folder, with
+    only the image's tools on PATH (and the sidecar's kustomize, if given) and Argo CD's variables
+    set."""
+    path = [str(VENV_BIN), "/usr/local/bin", "/usr/bin", "/bin"]
+    if kustomize_dir is not None:
+        path.insert(0, str(kustomize_dir))
     return subprocess.run(
-        command, cwd=app, capture_output=True, text=True, env={"PATH": path, "HOME": str(app), **env}, check=False
+        cmp_command(stage),
+        cwd=app,
+        capture_output=True,
+        text=True,
+        env={"PATH": os.pathsep.join(path), "HOME": str(app), **env},
+        check=False,
     )
 
 
-def cmp_generate(work: Path) -> str:
-    copy = work / "app"
-    shutil.copytree(CMP / "app", copy)
-    env = argocd_env()
+def cmp_generate(work: Path, example: str = CMP.name, kubectl: str | None = None) -> str:
+    """The plugin's init and generate on a copy of the example (an overlay needs ``kubectl`` for
+    the kustomize stand-in)."""
+    app = stage_source(example, work)
+    tools = kustomize_provider(kubectl, work) if kubectl is not None else None
+    env = argocd_env(example)
     for stage in ("init", "generate"):
-        done = cmp_run(stage, copy, env)
+        done = cmp_run(stage, app, env, tools)
         if done.returncode != 0:
             raise AssertionError(f"plugin {stage} failed ({done.returncode}):\n{done.stderr}")
     return done.stdout
@@ -349,9 +408,10 @@ def regenerate(kubectl: str, kpt: str) -> list[Path]:
         image_target = EXAMPLES / "kpt-image" / "expected.yaml"
         image_target.write_text(kpt_image_expected(target.read_text()))
         written.append(image_target)
-        target = CMP / "expected.yaml"
-        target.write_text(cmp_generate(work / "cmp"))
-        written.append(target)
+        for example in CMP_EXAMPLES:
+            target = EXAMPLES / example / "expected.yaml"
+            target.write_text(cmp_generate(work / example, example, kubectl))
+            written.append(target)
     return written
 
 

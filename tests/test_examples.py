@@ -7,6 +7,7 @@ import copy
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from trainjob_resources.render_cli import env_name
 from tests.engine import Engine
 from tests.examples import (
     CMP,
+    CMP_EXAMPLES,
     EXAMPLES,
     EXEC_EXAMPLES,
     FUNCTION_ANNOTATION,
@@ -26,6 +28,7 @@ from tests.examples import (
     KPT_PACKAGE,
     KUSTOMIZE_BUILDS,
     WRAPPER,
+    application,
     argocd_env,
     assert_rendered,
     cmp_generate,
@@ -38,8 +41,13 @@ from tests.examples import (
     kpt_unwrapped,
     kubectl_build,
     kustomize_exec_build,
+    kustomize_provider,
     load,
     overlay_builds,
+    sidecar_containers,
+    sidecar_kustomize_dir,
+    sidecar_path,
+    stage_source,
     to_container,
     tree,
 )
@@ -103,8 +111,6 @@ def test_exec_example_with_a_standalone_kustomize(example: str) -> None:
 def test_kubectl_kustomize_skips_exec_functions_silently(kubectl: str) -> None:
     """Why docs/integrations.md sends exec users to a standalone kustomize: if this starts failing,
     kubectl has learned to run exec functions and the docs should say so."""
-    import subprocess
-
     done = subprocess.run(
         [kubectl, "kustomize", "--enable-alpha-plugins", str(EXAMPLES / "exec-data-loader")],
         capture_output=True,
@@ -173,7 +179,7 @@ def test_every_exec_wrapper_is_the_same_executable_script() -> None:
 
 
 def test_every_example_has_a_readme_and_a_golden() -> None:
-    for example in [*KUSTOMIZE_BUILDS, "kpt", "kpt-image", "argocd-cmp"]:
+    for example in [*KUSTOMIZE_BUILDS, "kpt", "kpt-image", *CMP_EXAMPLES]:
         assert (EXAMPLES / example / "README.md").is_file(), example
         assert (EXAMPLES / example / "expected.yaml").is_file(), example
 
@@ -276,47 +282,148 @@ def test_kpt_unwrapped_output_matches_its_golden(kpt: str, tmp_path: Path) -> No
 # Argo CD
 
 
-def test_cmp_discovers_inits_and_generates(tmp_path: Path) -> None:
-    app = tmp_path / "discover"
-    shutil.copytree(CMP / "app", app)
-    discovered = cmp_run("discover", app, argocd_env())
-    assert discovered.returncode == 0
-    assert discovered.stdout.strip() == "./trainjobs.yaml"
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    assert cmp_run("discover", empty, argocd_env()).stdout == "", "no TrainJob, no plugin"
+def _discover(folder: Path) -> str:
+    """plugin.yaml's discovery command in ``folder`` with plain sh; fails unless it exits 0 (Argo
+    CD reports any other exit as an error)."""
+    done = cmp_run("discover", folder, {})
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
-    out = cmp_generate(tmp_path)
-    assert out == expected("argocd-cmp")
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+TRAINJOB = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: a\n"
+FUNCTION_CONFIG = "apiVersion: fn.trainjob-resources.io/v1alpha1\nkind: TrainJobResources\nmetadata:\n  name: f\n"
+DEPLOYMENT = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
+KUSTOMIZATION = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+
+DISCOVERY = {
+    "a TrainJob manifest below": ({"jobs/train.yaml": TRAINJOB}, True),
+    "a quoted kind and a comment": ({"t.yml": TRAINJOB.replace("TrainJob", "'TrainJob' # mine")}, True),
+    "a JSON TrainJob": ({"t.json": '{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob"}'}, True),
+    "the transformer in a subfolder": (
+        {
+            "kustomization.yaml": KUSTOMIZATION + "transformers:\n- ./fn/config.yaml\n",
+            "fn/config.yaml": FUNCTION_CONFIG,
+        },
+        True,
+    ),
+    "an inline transformer": (
+        {"kustomization.yaml": KUSTOMIZATION + "transformers:\n  - |-\n    " + FUNCTION_CONFIG.replace("\n", "\n    ")},
+        True,
+    ),
+    "no TrainJob": ({"web.yaml": DEPLOYMENT, "kustomization.yaml": KUSTOMIZATION + "resources:\n- web.yaml\n"}, False),
+    "kinds that only start like TrainJob": ({"x.yaml": TRAINJOB.replace("TrainJob", "TrainJobTemplate")}, False),
+    "a TrainJob kind inside another object": ({"x.yaml": DEPLOYMENT + "spec:\n  kind: TrainJob\n"}, False),
+    "a function config the kustomization does not list": (
+        {
+            "kustomization.yaml": KUSTOMIZATION + "resources:\n- web.yaml\n",
+            "web.yaml": DEPLOYMENT,
+            "f.yaml": FUNCTION_CONFIG,
+        },
+        False,
+    ),
+    "a function config without a kustomization": ({"f.yaml": FUNCTION_CONFIG}, False),
+    "an overlay of TrainJobs that does not name the function": (
+        {"kustomization.yaml": KUSTOMIZATION + "resources:\n- ../../base\n"},
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(DISCOVERY))
+def test_cmp_discovery(case: str, tmp_path: Path) -> None:
+    files, selected = DISCOVERY[case]
+    assert bool(_discover(_write(tmp_path / "app", files)).strip()) is selected
+
+
+@pytest.mark.parametrize("example", CMP_EXAMPLES)
+def test_cmp_discovery_selects_each_example_and_not_an_empty_folder(example: str, tmp_path: Path) -> None:
+    found = _discover(stage_source(example, tmp_path)).splitlines()
+    assert found == ["./trainjobs.yaml" if example == CMP.name else "./trainjob-resources.yaml"]
+    (tmp_path / "empty").mkdir()
+    assert _discover(tmp_path / "empty") == "", "no TrainJob, no plugin"
+
+
+@pytest.mark.parametrize("example", CMP_EXAMPLES)
+def test_cmp_inits_and_generates_the_golden(example: str, kubectl: str, tmp_path: Path) -> None:
+    out = cmp_generate(tmp_path, example, kubectl)
+    assert out == expected(example)
     objects = documents(out)
     assert_rendered(objects)
-    namespace = argocd_env()["ARGOCD_APP_NAMESPACE"]
+    namespace = argocd_env(example)["ARGOCD_APP_NAMESPACE"]
     assert {o["metadata"]["namespace"] for o in objects} == {namespace}
+    assert "TrainJobResources" not in {o["kind"] for o in objects}, "the function's config is not a manifest"
+
+
+def test_the_overlay_is_rendered_with_its_transformers_options() -> None:
+    """The overlay's own config (trainerResources: moveToResourcesPerNode; the default is an
+    error) and its patch (4 nodes) reach the output: kustomize built it, the function used its
+    options."""
+    objects = documents(expected("argocd-cmp-kustomize"))
+    jobs = {o["metadata"]["name"]: o for o in objects if o["kind"] == "TrainJob"}
+    train = jobs["resnet-train"]["spec"]
+    assert train["trainer"]["numNodes"] == 4
+    assert train["trainer"]["resourcesPerNode"]["limits"]["memory"] == "64Gi"
+    assert train["runtimeRef"]["name"] != "torch-streaming"
+    assert jobs["resnet-eval"]["spec"]["runtimeRef"]["name"] == "torch-streaming"
+
+
+@pytest.mark.parametrize("example", CMP_EXAMPLES)
+def test_cmp_errors_are_one_line_each_with_the_application_file_and_field(
+    example: str, kubectl: str, tmp_path: Path
+) -> None:
+    app = stage_source(example, tmp_path)
+    trainjobs = app / "trainjobs.yaml" if example == CMP.name else app / "../../base/trainjobs.yaml"
+    text = trainjobs.read_text()
+    bad = "memory: 64Gi" if example == CMP.name else "memory: 32Gi"
+    assert bad in text
+    trainjobs.write_text(text.replace(bad, bad.replace("Gi", "GB"), 1))
+    env = argocd_env(example)
+    done = cmp_run("generate", app, env, kustomize_provider(kubectl, tmp_path))
+    assert (done.returncode, done.stdout) == (1, "")
+    lines = done.stderr.splitlines()
+    assert lines and all(line.startswith(f"application {env['ARGOCD_APP_NAME']}: ") for line in lines), lines
+    assert lines[-1].endswith("1 error; nothing rendered")
+    (problem,) = lines[:-1]
+    file = "./trainjobs.yaml" if example == CMP.name else "../../base/trainjobs.yaml"  # as written
+    if example == CMP.name:  # read from the file itself: the line of the bad value is known
+        file += f":{text[: text.index(bad)].count(chr(10)) + 1}"
+    assert f": error: {file}: TrainJob {env['ARGOCD_APP_NAMESPACE']}/" in problem, problem
+    assert ".resources.limits.memory: " in problem, problem
 
 
 def test_cmp_generate_fails_with_messages_and_no_manifests(tmp_path: Path) -> None:
-    app = tmp_path / "app"
-    shutil.copytree(CMP / "app", app)
+    app = stage_source(CMP.name, tmp_path)
     env = {**argocd_env(), "ARGOCD_ENV_MODE": "fast"}
     done = cmp_run("generate", app, env)
     assert (done.returncode, done.stdout) == (1, "")
     assert "ARGOCD_ENV_MODE (plugin env MODE): " in done.stderr
-    assert done.stderr.endswith(f"application {env['ARGOCD_APP_NAME']}: 1 error; nothing rendered\n")
+    assert done.stderr.endswith(
+        f"application {env['ARGOCD_APP_NAME']}: trainjob-resources render: 1 error; nothing rendered\n"
+    )
     env = {**argocd_env(), "ARGOCD_ENV_MODEL": "x"}
     done = cmp_run("generate", app, env)
     assert (done.returncode, done.stdout) == (1, "")
     assert "unknown option ARGOCD_ENV_MODEL" in done.stderr
+    assert done.stderr.startswith(f"application {env['ARGOCD_APP_NAME']}: ")
 
 
-def test_the_application_names_the_plugin_and_only_known_options() -> None:
+@pytest.mark.parametrize("example", CMP_EXAMPLES)
+def test_the_application_names_the_plugin_and_only_known_options(example: str) -> None:
     plugin = load(CMP / "plugin.yaml")
     assert plugin["kind"] == "ConfigManagementPlugin"
-    app = load(CMP / "application.yaml")
-    source = app["spec"]["source"]
+    source = application(example)["spec"]["source"]
     assert source["plugin"]["name"] == f"{plugin['metadata']['name']}-{plugin['spec']['version']}"
-    assert source["path"] == str((CMP / "app").relative_to(ROOT))
+    assert (ROOT / source["path"]).is_dir()
+    assert Path(source["path"]).parts[:2] == (EXAMPLES.name, example)
     accepted = {env_name(f.alias or n) for n, f in FunctionConfig.model_fields.items()}
-    assert {f"ARGOCD_ENV_{e['name']}" for e in source["plugin"]["env"]} <= accepted
+    assert {f"ARGOCD_ENV_{e['name']}" for e in source["plugin"].get("env") or []} <= accepted
 
 
 def test_the_sidecar_runs_the_image_with_the_plugin_config() -> None:
@@ -336,3 +443,44 @@ def test_the_sidecar_runs_the_image_with_the_plugin_config() -> None:
     configmap = config_volume["configMap"]["name"]
     text = (CMP / "sidecar.yaml").read_text()
     assert f"create configmap {configmap} --from-file=plugin.yaml" in text
+
+
+def test_the_sidecar_takes_kustomize_from_argo_cds_image() -> None:
+    """An init container of Argo CD's image copies its kustomize into an emptyDir that the plugin
+    container mounts read-only and puts first on its PATH, before the image's own PATH."""
+    init, container = sidecar_containers()
+    assert re.fullmatch(r"quay\.io/argoproj/argocd:v\d+\.\d+\.\d+", init["image"])
+    (mount,) = init["volumeMounts"]
+    assert init["command"] == ["cp", "/usr/local/bin/kustomize", f"{mount['mountPath']}/kustomize"]
+    assert init["securityContext"]["readOnlyRootFilesystem"] and init["securityContext"]["runAsUser"] == 999
+    volumes = {v["name"]: v for v in load(CMP / "sidecar.yaml")["spec"]["template"]["spec"]["volumes"]}
+    assert volumes[mount["name"]] == {"name": mount["name"], "emptyDir": {}}
+    (plugin_mount,) = [m for m in container["volumeMounts"] if m["name"] == mount["name"]]
+    assert plugin_mount["readOnly"] is True
+    path = sidecar_path().split(":")
+    assert path[0] == sidecar_kustomize_dir() == plugin_mount["mountPath"]
+    dockerfile_path = re.search(r"^ENV PATH=([^:\s]+):\$PATH", (ROOT / "Dockerfile").read_text(), re.MULTILINE)
+    assert dockerfile_path is not None
+    assert path[1] == dockerfile_path.group(1), "then the image's PATH"
+    assert {"/usr/local/bin", "/usr/bin", "/bin"} <= set(path[2:])
+
+
+def test_the_documented_pin_sets_the_init_containers_argocd_image(tmp_path: Path) -> None:
+    """sidecar.yaml's install comment rewrites the init container's image to the repo-server's."""
+    text = (CMP / "sidecar.yaml").read_text()
+    sed = re.search(r'--patch "\$\((sed .*sidecar\.yaml)\)"', text)
+    assert sed is not None, "the install comment pipes sidecar.yaml through sed"
+    assert "-o jsonpath='{.spec.template.spec.containers[?(@.name==\"argocd-repo-server\")].image}'" in text
+    shutil.copy(CMP / "sidecar.yaml", tmp_path / "sidecar.yaml")
+    image = "registry.example.com/mirror/argocd:v3.0.6"
+    done = subprocess.run(
+        ["sh", "-c", sed.group(1)],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "image": image},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    patched = yaml.safe_load(done.stdout)["spec"]["template"]["spec"]
+    assert [c["image"] for c in patched["initContainers"]] == [image]
+    assert [c["image"] for c in patched["containers"]] == [IMAGE]

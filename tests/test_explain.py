@@ -84,9 +84,8 @@ def regenerate() -> None:
     for case in CASES:
         for output_format, name in GOLDENS.items():
             text = case_args(case, output_format)
-            explained = explain_cli.explain_resource_list(
-                explain_cli._load(text[:1], _config(text), None), output_format
-            )
+            options = explain_cli._parser().parse_args(text)
+            explained = explain_cli.explain_resource_list(explain_cli._load(options), output_format)
             if explained.failed or explained.messages:
                 raise SystemExit(f"{case.name}: {explained.messages}")
             (case / name).write_text(explained.output)

@@ -6,9 +6,10 @@ kustomize examples run it too (tests/test_examples.py)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 import yaml
@@ -16,16 +17,24 @@ import yaml
 from tests.engine import Engine
 from tests.examples import (
     CMP,
+    CMP_EXAMPLES,
     EXAMPLES,
     IMAGE,
     KPT_IMAGE_PACKAGE,
+    KUSTOMIZE_STAND_IN,
+    application,
     argocd_env,
     assert_rendered,
     cmp_command,
     documents,
+    identity,
     kpt_copy,
     kpt_render,
     kpt_unwrapped,
+    sidecar_containers,
+    sidecar_kustomize_dir,
+    sidecar_path,
+    stage_source,
     tree,
 )
 from tests.goldens import cases, results_of
@@ -119,38 +128,108 @@ def test_kpt_fn_eval_with_the_image(kpt: str, engine: Engine, tmp_path: Path) ->
 
 
 # Argo CD
+#
+# The plugin as sidecar.yaml runs it: plugin.yaml's own commands, as user 999, read-only root
+# filesystem, no network, no capabilities, /tmp an empty tmpfs, the repository's copy (where the
+# CMP server would have unpacked it) read-only, sidecar.yaml's PATH. Where the sidecar's init
+# container copies Argo CD's kustomize into an emptyDir, these tests mount a stand-in at the same
+# place: kubectl's built-in kustomize behind a `kustomize` script (tests/kustomize-stand-in/).
+# kubectl is a static binary, mounted read-only beside that folder, outside PATH, so the plugin
+# sees only `kustomize`, as in the sidecar.
+
+REPO = PurePosixPath("/tmp/argocd-repo")
 
 
-def _cmp_in_image(engine: Engine, stage: str, app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
-    """One of plugin.yaml's commands in the image as sidecar.yaml runs it: user 999, read-only root
-    filesystem, no capabilities, an emptyDir on /tmp holding the sources (read-only here: the
-    plugin writes nothing), Argo CD's variables set."""
+def _kustomize_mounts(kubectl: str, work: Path) -> list[str]:
+    """The folder the init container fills (here: the stand-in), and the kubectl it runs."""
+    tools = work / "kustomize-bin"
+    tools.mkdir()
+    shutil.copy2(KUSTOMIZE_STAND_IN, tools / "kustomize")
+    target = PurePosixPath(sidecar_kustomize_dir())
+    return ["-v", f"{tools}:{target}:ro", "-v", f"{os.path.realpath(kubectl)}:{target.parent / 'kubectl'}:ro"]
+
+
+def _cmp_in_image(
+    engine: Engine, stage: str, repo: Path, workdir: PurePosixPath, mounts: list[str], env: dict[str, str]
+) -> subprocess.CompletedProcess[bytes]:
+    """One of plugin.yaml's commands in the image as sidecar.yaml runs it, in ``workdir`` of the
+    repository copy ``repo``; Argo CD's variables ``env`` set."""
+    _, container = sidecar_containers()
+    user = container["securityContext"]["runAsUser"]
     command = cmp_command(stage)
-    options = [*LOCKED_DOWN, "--user", "999:999", "--tmpfs", "/tmp", "-v", f"{app}:/tmp/app:ro", "-w", "/tmp/app"]
+    options = [*LOCKED_DOWN, "--user", f"{user}:{user}", "--tmpfs", "/tmp", "-v", f"{repo}:{REPO}:ro", *mounts]
+    options += ["-w", str(workdir), "-e", f"PATH={sidecar_path()}"]
     for key, value in env.items():
         options += ["-e", f"{key}={value}"]
     return engine.run([*options, "--entrypoint", command[0]], args=command[1:])
 
 
-def test_the_argocd_plugin_commands_in_the_image(engine: Engine, tmp_path: Path) -> None:
-    app = tmp_path / "app"
-    shutil.copytree(CMP / "app", app)
-    env = argocd_env()
-    discovered = _cmp_in_image(engine, "discover", app, env)
-    assert (discovered.returncode, discovered.stdout) == (0, b"./trainjobs.yaml\n"), discovered.stderr
-    init = _cmp_in_image(engine, "init", app, env)
+@pytest.mark.kubectl
+@pytest.mark.parametrize("example", CMP_EXAMPLES)
+def test_the_argocd_plugin_commands_in_the_image(engine: Engine, kubectl: str, example: str, tmp_path: Path) -> None:
+    """discover, init and generate, for the plain example and the overlay, against their goldens."""
+    stage_source(example, tmp_path)
+    repo = tmp_path / "repo"
+    (repo / "empty").mkdir()
+    mounts = _kustomize_mounts(kubectl, tmp_path)
+    workdir = REPO / application(example)["spec"]["source"]["path"]
+    env = argocd_env(example)
+
+    discovered = _cmp_in_image(engine, "discover", repo, workdir, mounts, {})
+    found = "./trainjobs.yaml" if example == CMP.name else "./trainjob-resources.yaml"
+    assert (discovered.returncode, discovered.stdout.decode()) == (0, f"{found}\n"), discovered.stderr
+    empty = _cmp_in_image(engine, "discover", repo, REPO / "empty", mounts, {})
+    assert (empty.returncode, empty.stdout) == (0, b""), "a folder without TrainJobs is not selected"
+    init = _cmp_in_image(engine, "init", repo, workdir, mounts, env)
     assert init.returncode == 0, init.stderr
     assert init.stderr.decode().startswith("trainjob-resources ")
-    generated = _cmp_in_image(engine, "generate", app, env)
+    generated = _cmp_in_image(engine, "generate", repo, workdir, mounts, env)
     assert generated.returncode == 0, generated.stderr
-    assert generated.stdout.decode() == expected("argocd-cmp")
+    assert generated.stdout.decode() == expected(example)
     assert_rendered(documents(generated.stdout.decode()))
 
 
+@pytest.mark.kubectl
+def test_the_sidecar_finds_the_mounted_kustomize_first(engine: Engine, kubectl: str, tmp_path: Path) -> None:
+    """What the plugin runs as kustomize is what the init container's folder holds, first on PATH."""
+    mounts = _kustomize_mounts(kubectl, tmp_path)
+    options = [*LOCKED_DOWN, "--user", "999:999", *mounts, "-e", f"PATH={sidecar_path()}", "--entrypoint", "sh"]
+    done = engine.run(options, args=["-c", "command -v kustomize && kustomize version"])
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode().splitlines()
+    assert lines[0] == str(PurePosixPath(sidecar_kustomize_dir()) / "kustomize")
+    assert any(line.startswith("Kustomize Version") for line in lines), lines
+
+
 def test_the_argocd_plugin_in_the_image_fails_with_a_message(engine: Engine, tmp_path: Path) -> None:
-    app = tmp_path / "app"
-    shutil.copytree(CMP / "app", app)
-    done = _cmp_in_image(engine, "generate", app, {**argocd_env(), "ARGOCD_ENV_MODE": "fast"})
+    stage_source(CMP.name, tmp_path)
+    workdir = REPO / application()["spec"]["source"]["path"]
+    env = {**argocd_env(), "ARGOCD_ENV_MODE": "fast"}
+    done = _cmp_in_image(engine, "generate", tmp_path / "repo", workdir, [], env)
     assert (done.returncode, done.stdout) == (1, b"")
-    assert b"ARGOCD_ENV_MODE (plugin env MODE): Input should be 'materialize' or 'native', got 'fast'" in done.stderr
+    assert b"ARGOCD_ENV_MODE (plugin env MODE): " in done.stderr
     assert b"Traceback" not in done.stderr
+    assert all(line.startswith(f"application {env['ARGOCD_APP_NAME']}: ") for line in done.stderr.decode().splitlines())
+
+
+@pytest.mark.kubectl
+def test_the_overlay_built_by_kustomize_with_the_image_is_the_plugins_output(
+    engine: Engine, kubectl: str, tmp_path: Path
+) -> None:
+    """Outside Argo CD the overlay builds with its transformer's container annotation (kustomize
+    runs the image through ``docker``): the same objects as the plugin's golden."""
+    example = "argocd-cmp-kustomize"
+    source = stage_source(example, tmp_path)
+    config = source / "trainjob-resources.yaml"
+    config.write_text(engine.localized(config.read_text()))
+    assert engine.image in config.read_text()
+    done = subprocess.run(
+        [kubectl, "kustomize", "--enable-alpha-plugins", str(source)],
+        capture_output=True,
+        text=True,
+        env=engine.env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    golden = documents(expected(example))
+    assert sorted(documents(done.stdout), key=identity) == sorted(golden, key=identity)

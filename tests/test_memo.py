@@ -16,6 +16,7 @@ from trainjob_resources.materialize import derived_name
 from trainjob_resources.models import TrainJob
 from trainjob_resources.policy import evaluate
 from trainjob_resources.sites import ContainerSite
+from trainjob_resources.topology import Topology
 from trainjob_resources.validate import validate_effective
 from trainjob_resources.violations import Violation
 
@@ -33,8 +34,9 @@ class NoMemo(process.Memo):
         entry: process.RuntimeEntry,
         sites: list[ContainerSite],
         config: FunctionConfig,
+        topo: Topology,
     ) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
-        return process._validate(trainjob, per_node, entry, sites, config, self)
+        return process._validate(trainjob, per_node, entry, sites, config, self, topo)
 
     def validate_effective(self, effective: Effective) -> list[Violation]:
         return validate_effective(effective)
@@ -48,13 +50,18 @@ class NoMemo(process.Memo):
         sites: list[ContainerSite],
         bundle: process.Bundle,
         config: FunctionConfig,
+        topo: Topology,
     ) -> list[Violation]:
         return evaluate(trainjob, namespace, entry, sites, bundle, config)
 
     def plan(
-        self, entry: process.RuntimeEntry, all_effective: dict[ContainerKey, Effective], sites: list[ContainerSite]
+        self,
+        entry: process.RuntimeEntry,
+        all_effective: dict[ContainerKey, Effective],
+        sites: list[ContainerSite],
+        topo: Topology,
     ) -> process.Plan:
-        return process._plan(entry, all_effective, sites)
+        return process._plan(all_effective, sites, topo)
 
     def derived_name(self, entry: process.RuntimeEntry, kind: str, namespace: str, overrides: dict[str, Any]) -> str:
         return derived_name(entry.item, kind, namespace, overrides)

@@ -1,11 +1,17 @@
-"""Resource merging: upstream's rules in a table, and `kubectl patch --type strategic` as the oracle."""
+"""Resource merging: upstream's rules in a table, and `kubectl patch --type strategic` as the oracle.
+
+A runtime patch is a strategic merge patch on the JobSet spec (kubeflow/trainer
+``pkg/runtime/core/trainingruntime.go`` ``mergeRuntimePatches``): the same merge ``kubectl patch`` does
+on a Pod's container. resourcesPerNode goes through ``pkg/util/trainingruntime/trainingruntime.go``
+``MergeResourceRequirements`` (claims by name, nulls pruned by the API server before).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from trainjob_resources.merge import compose_patches, merge_requirements
+from trainjob_resources.merge import compose_patches, merge_requirements, without_nulls
 
 from tests.support import kubectl_patch
 
@@ -49,12 +55,49 @@ CASES: list[tuple[str, dict[str, Any] | None, list[dict[str, Any]], dict[str, An
     ),
     ("no runtime resources", None, [{"limits": {"memory": "1Gi"}}], {"limits": {"memory": "1Gi"}}),
     (
-        "claims merge by name",
+        # ResourceRequirements.claims has no patchStrategy (k8s.io/api/core/v1): the list is replaced.
+        "claims in a runtime patch replace the list",
         {"claims": [{"name": "gpu"}, {"name": "nic", "request": "a"}]},
         [{"claims": [{"name": "nic", "request": "b"}, {"name": "fpga"}]}],
-        {"claims": [{"name": "gpu"}, {"name": "nic", "request": "b"}, {"name": "fpga"}]},
+        {"claims": [{"name": "nic", "request": "b"}, {"name": "fpga"}]},
+    ),
+    (
+        "a later patch's claims replace an earlier patch's",
+        {"claims": [{"name": "gpu"}]},
+        [{"claims": [{"name": "nic"}]}, {"limits": {"cpu": "1"}}, {"claims": [{"name": "fpga"}]}],
+        {"claims": [{"name": "fpga"}], "limits": {"cpu": "1"}},
     ),
 ]
+
+# resourcesPerNode: MergeResourceRequirements (pkg/util/trainingruntime/trainingruntime.go), claims by name.
+PER_NODE_CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
+    (
+        "claims merge by name",
+        {"claims": [{"name": "gpu"}, {"name": "nic", "request": "a"}]},
+        {"claims": [{"name": "nic", "request": "b"}, {"name": "fpga"}]},
+        {"claims": [{"name": "gpu"}, {"name": "nic", "request": "b"}, {"name": "fpga"}]},
+    ),
+    (
+        "limits and requests merge per key",
+        {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1"}},
+        {"limits": {"memory": "2Gi"}},
+        {"limits": {"cpu": "1", "memory": "2Gi"}, "requests": {"cpu": "1"}},
+    ),
+    (
+        # A typed field: the API server prunes the null before the controller reads it.
+        "a null deletes nothing",
+        {"limits": {"cpu": "1", "memory": "1Gi"}},
+        {"limits": {"cpu": None, "memory": "2Gi"}, "requests": None},
+        {"limits": {"cpu": "1", "memory": "2Gi"}},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("base", "per_node", "expected"), [c[1:] for c in PER_NODE_CASES], ids=[c[0] for c in PER_NODE_CASES]
+)
+def test_resources_per_node_merge(base: dict[str, Any], per_node: dict[str, Any], expected: dict[str, Any]) -> None:
+    assert merge_requirements(base, without_nulls(per_node), claims_by_name=True) == expected
 
 
 @pytest.mark.parametrize(("runtime", "patches", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
@@ -95,11 +138,7 @@ def kubectl_merge(kubectl: str, runtime: dict[str, Any] | None, patches: list[di
 
 
 @pytest.mark.kubectl
-@pytest.mark.parametrize(
-    ("runtime", "patches"),
-    [c[1:3] for c in CASES if "claims" not in c[0]],
-    ids=[c[0] for c in CASES if "claims" not in c[0]],
-)
+@pytest.mark.parametrize(("runtime", "patches"), [c[1:3] for c in CASES], ids=[c[0] for c in CASES])
 def test_merge_matches_kubectl_patch(
     kubectl: str, runtime: dict[str, Any] | None, patches: list[dict[str, Any]], tmp_path: Any
 ) -> None:

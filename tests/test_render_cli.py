@@ -213,10 +213,11 @@ def test_argocd_environment_errors(capsys: pytest.CaptureFixture[str], monkeypat
     code, out, err = run(["-", "--config-from-env"], capsys, monkeypatch, stdin=RUNTIME + "---\n" + TRAINJOB)
     assert (code, out) == (1, "")
     assert err.startswith(
-        "error: ARGOCD_ENV_MODE (plugin env MODE): Input should be 'materialize' or 'native', got 'fast'\n"
+        "application trainjobs: error: ARGOCD_ENV_MODE (plugin env MODE): Input should be 'materialize' or "
+        "'native', got 'fast'\n"
     ), "the message names what the user wrote, not a ConfigMap they never saw"
     assert "argocd-env" not in err
-    assert err.endswith("trainjob-resources render: application trainjobs: 1 error; nothing rendered\n")
+    assert err.endswith("application trainjobs: trainjob-resources render: 1 error; nothing rendered\n")
 
 
 def test_env_names() -> None:

@@ -1,5 +1,10 @@
 """Effective container resources: the runtime's, then every patch in list order, then resourcesPerNode.
 
+As ``pkg/runtime/core/trainingruntime.go`` computes them: ``mergeRuntimePatches`` applies the patches
+(claims replaced), then ``newRuntimeInfo`` merges ``resourcesPerNode`` onto the trainer containers
+that ``topology`` names (claims by name, nulls pruned); see ``merge``. In ``native`` mode the
+patches' nulls are pruned too: the API server keeps none.
+
 Each value remembers where it came from (the runtime, a patch's manager, resourcesPerNode), so
 errors point at the field that introduced the value and ``explain`` can show its source.
 """
@@ -9,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from .merge import DIRECTIVE, REPLACE, merge_requirements
+from .merge import DIRECTIVE, REPLACE, merge_requirements, without_nulls
 from .records import MutableRecord, Record
 from .runtime_view import ContainerInfo, ContainerList, JobInfo
 from .sites import ContainerSite
+from .topology import Topology
 
 RUNTIME_SOURCE = "runtime"
 PER_NODE_SOURCE = "resourcesPerNode"
@@ -44,8 +50,8 @@ class Effective(MutableRecord):
         self.sources = {} if sources is None else sources
         self.patched_by = [] if patched_by is None else patched_by
 
-    def overlay(self, patch: Mapping[str, Any] | None, source: Source) -> None:
-        self.requirements = merge_requirements(self.requirements, patch)
+    def overlay(self, patch: Mapping[str, Any] | None, source: Source, claims_by_name: bool = False) -> None:
+        self.requirements = merge_requirements(self.requirements, patch, claims_by_name)
         self.patched_by.append(source)
         for section in ("limits", "requests"):
             values = (patch or {}).get(section) if patch else None
@@ -78,8 +84,11 @@ def effective_resources(
     jobs: Mapping[str, JobInfo],
     sites: Iterable[ContainerSite],
     resources_per_node: Mapping[str, Any] | None = None,
+    trainers: Topology | None = None,
+    native: bool = False,
 ) -> dict[ContainerKey, Effective]:
-    """Effective resources of every runtime container that a patch (or resourcesPerNode) sizes."""
+    """Effective resources of every runtime container that a patch (or resourcesPerNode) sizes;
+    ``trainers`` says which containers resourcesPerNode sizes (none without it)."""
     out: dict[ContainerKey, Effective] = {}
     for site in sites:
         if site.resources is None:
@@ -89,14 +98,17 @@ def effective_resources(
         if container is None:
             continue
         effective = out.get(site.key) or start(container)
-        effective.overlay(site.resources, Source(site.manager, site.resources_path))
+        effective.overlay(
+            without_nulls(site.resources) if native else site.resources, Source(site.manager, site.resources_path)
+        )
         out[site.key] = effective
-    if resources_per_node is not None:
+    if resources_per_node is not None and trainers is not None:
+        per_node = without_nulls(resources_per_node)
         for job in jobs.values():
             for (list_name, name), container in job.containers.items():
-                if job.trainer_container(list_name, name):
+                if trainers.is_trainer(job.name, list_name, name):
                     key: ContainerKey = (job.name, list_name, name)
                     effective = out.get(key) or start(container)
-                    effective.overlay(resources_per_node, Source(PER_NODE_SOURCE, RESOURCES_PER_NODE_PATH))
+                    effective.overlay(per_node, Source(PER_NODE_SOURCE, RESOURCES_PER_NODE_PATH), claims_by_name=True)
                     out[key] = effective
     return out

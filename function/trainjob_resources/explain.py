@@ -21,8 +21,9 @@ from .models import TrainJob, resources_per_node
 from .podmath import ContainerResources, PodResources, ResourceList, Section, add, pod_limits, pod_requests, scale
 from .quantity import Quantity, QuantityError, invalid, parse_quantity
 from .records import MutableRecord, Record
-from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, ContainerInfo, ContainerList, ReplicatedJob
+from .runtime_view import ContainerInfo, ContainerList, JobInfo
 from .sites import ContainerSite
+from .topology import Topology, pod_count, topology
 from .violations import Violation
 
 RUNTIME_REF_PATH = "spec.runtimeRef"
@@ -30,9 +31,6 @@ RUNTIME_NAME_PATH = "spec.runtimeRef.name"
 NUM_NODES_PATH = "spec.trainer.numNodes"
 DEFAULTED_FROM_LIMITS = "defaulted from limits"
 SECTIONS: tuple[Section, Section] = ("requests", "limits")
-# Replicated jobs whose replicas the Trainer controller sets to 1 (jobset plugin's builder).
-_SINGLE_REPLICA_ANCESTORS = (TRAINER_ANCESTOR, "dataset-initializer", "model-initializer")
-_MPI_NODE_JOB = "node"
 
 
 class Value(Record):
@@ -177,11 +175,14 @@ def explain_trainjob(
     entry: RuntimeEntry,
     sites: Sequence[ContainerSite],
     defaults: Sequence[ContainerDefaults] = (),
+    mode: str = "materialize",
 ) -> TrainJobView:
-    """The pods a valid TrainJob makes, container by container (``defaults``: the namespace's LimitRanges)."""
+    """The pods a valid TrainJob makes, container by container (``defaults``: the namespace's LimitRanges;
+    ``mode``: which patches stay on the TrainJob, and so reorder containers, see ``topology``)."""
     assert entry.model is not None
     per_node = resources_per_node(trainjob)
-    effective = effective_resources(entry.jobs, sites, per_node)
+    topo = topology(entry.model, trainjob, sites, mode)
+    effective = effective_resources(entry.jobs, sites, per_node, topo, native=mode == "native")
     problems: list[Violation] = []
     jobs: list[JobView] = []
     for job_model in entry.model.replicated_jobs:
@@ -190,7 +191,7 @@ def explain_trainjob(
             continue
         containers = [
             _container(effective.get((info.name, c.container_list, c.name)) or start(c), c, defaults, problems)
-            for c in info.containers.values()
+            for c in _in_pod_order(info, topo)
         ]
         pod_fields = job_model.pod_spec
         pod = PodResources(
@@ -200,7 +201,7 @@ def explain_trainjob(
             limits=_pod_level(pod_fields.get("resources"), "limits", job_model.name, problems),
             overhead=_quantities(pod_fields.get("overhead"), f"replicated job {job_model.name!r} overhead", problems),
         )
-        pods = pod_count(job_model, entry, trainjob)
+        pods = pod_count(topo, entry.model, trainjob, job_model.name)
         jobs.append(
             JobView(job_model.name, info.index, pods, containers, pod, pod_requests(pod), pod_limits(pod), pod_fields)
         )
@@ -215,34 +216,13 @@ def explain_trainjob(
     )
 
 
-def pod_count(job: ReplicatedJob, entry: RuntimeEntry, trainjob: TrainJob) -> int:
-    """Pods of one replicated job, as the Trainer controller sizes the JobSet.
-
-    A job's pod count starts at its ``parallelism`` (default 1); the trainer job's (ancestor label
-    ``trainer``) at the runtime's ``mlPolicy.numNodes``, replaced by the TrainJob's
-    ``spec.trainer.numNodes`` -- for MPI, which sizes the job named ``node`` instead, minus one for
-    the launcher when ``runLauncherAsNode``. The initializer and trainer jobs get one replica; any
-    other job keeps its ``replicas`` (default 1), and its ``completions``, if lower, cap it.
-    """
-    assert entry.model is not None
-    ancestor = job.labels.get(ANCESTOR_LABEL)
-    ml_policy = entry.model.ml_policy
-    mpi = ml_policy.mpi if ml_policy is not None else None
-    num_nodes = trainjob.spec.trainer.num_nodes if trainjob.spec.trainer is not None else None
-    count = job.parallelism if job.parallelism is not None else 1
-    sized = False
-    if ancestor == TRAINER_ANCESTOR and ml_policy is not None:
-        count, sized = (ml_policy.num_nodes if ml_policy.num_nodes is not None else 1), True
-    if num_nodes is not None:
-        if mpi is not None and job.name == _MPI_NODE_JOB:
-            count, sized = (max(num_nodes - 1, 1) if mpi.run_launcher_as_node else num_nodes), True
-        elif mpi is None and ancestor == TRAINER_ANCESTOR:
-            count, sized = num_nodes, True
-    completions = job.completions
-    if not sized and isinstance(completions, int) and not isinstance(completions, bool):
-        count = min(count, completions)
-    replicas = 1 if ancestor in _SINGLE_REPLICA_ANCESTORS else (job.replicas if job.replicas is not None else 1)
-    return max(replicas, 0) * max(count, 0)
+def _in_pod_order(info: JobInfo, topo: Topology) -> list[ContainerInfo]:
+    """The job's containers in the order the patched pod lists them (``topology``)."""
+    out: list[ContainerInfo] = []
+    for list_name in ("initContainers", "containers"):
+        listed = {name: c for (lst, name), c in info.containers.items() if lst == list_name}
+        out += [listed[name] for name in topo.order(info.name, list_name, list(listed)) if name in listed]
+    return out
 
 
 def _container(

@@ -1,9 +1,21 @@
-"""Merging ResourceRequirements the way Kubeflow Trainer does.
+"""Merging ResourceRequirements the way Kubeflow Trainer does, and the function's own extensions.
 
-Upstream (``pkg/util/trainingruntime/resourcerequirements.go``) applies a strategic merge patch
-with ``limits`` and ``requests`` merged per key (a ``null`` value deletes the key) and ``claims``
-merged by ``name``. A patch's ``limits: null`` deletes the whole map, and the strategic-merge
-directive ``$patch: replace`` inside ``limits`` or ``requests`` replaces the map instead of merging.
+Upstream:
+
+- ``runtimePatches`` (``pkg/runtime/core/trainingruntime.go`` ``mergeRuntimePatches``): a strategic
+  merge patch on the JobSet spec. ``limits`` and ``requests`` are maps: merged per resource name.
+  ``claims`` has no patch strategy in ``k8s.io/api/core/v1`` ``ResourceRequirements``: a patch's
+  list *replaces* the container's.
+- ``spec.trainer.resourcesPerNode`` (``newRuntimeInfo``, then ``pkg/util/trainingruntime/trainingruntime.go``
+  ``MergeResourceRequirements``): merged onto the trainer container after the patches, ``limits``
+  and ``requests`` per key, ``claims`` by ``name``. It is a typed field: the API server prunes a
+  ``null`` in it, so a ``null`` there deletes nothing (``without_nulls``).
+
+The function's own extensions, only inside a ContainerPatch's ``resources`` in ``materialize``
+mode (they never reach the cluster): a ``null`` quantity deletes that key, ``limits: null``
+deletes the whole map, and ``$patch: replace`` inside ``limits`` or ``requests`` replaces the map
+instead of merging. ``native`` mode keeps the patch for the API server, which prunes the nulls:
+there they delete nothing either.
 """
 
 from __future__ import annotations
@@ -20,8 +32,23 @@ def _replaces(value: Any) -> bool:
     return isinstance(value, Mapping) and value.get(DIRECTIVE) == REPLACE
 
 
-def merge_requirements(base: Mapping[str, Any] | None, patch: Mapping[str, Any] | None) -> Requirements:
-    """``patch`` overlaid on ``base``; neither is modified."""
+def without_nulls(patch: Mapping[str, Any] | None) -> Requirements | None:
+    """What the API server keeps of ``patch``: its nulls pruned, at the top level and in the maps."""
+    if patch is None:
+        return None
+    out: Requirements = {}
+    for key, value in patch.items():
+        if value is None:
+            continue
+        out[key] = {k: v for k, v in value.items() if v is not None} if isinstance(value, Mapping) else _copy(value)
+    return out
+
+
+def merge_requirements(
+    base: Mapping[str, Any] | None, patch: Mapping[str, Any] | None, claims_by_name: bool = False
+) -> Requirements:
+    """``patch`` overlaid on ``base``; neither is modified. ``claims_by_name``: merge claims by name
+    (``MergeResourceRequirements``, for resourcesPerNode) instead of replacing them (a runtime patch)."""
     out: Requirements = {k: _copy(v) for k, v in (base or {}).items()}
     for key, value in (patch or {}).items():
         if value is None:
@@ -36,7 +63,7 @@ def merge_requirements(base: Mapping[str, Any] | None, patch: Mapping[str, Any] 
                 else:
                     merged[name] = quantity
             out[key] = merged
-        elif key == "claims" and isinstance(value, list):
+        elif key == "claims" and isinstance(value, list) and claims_by_name:
             out[key] = _merge_claims(out.get(key) or [], value)
         else:
             out[key] = _copy(value)
@@ -65,7 +92,8 @@ def _copy(value: Any) -> Any:
 
 
 def compose_patches(first: Mapping[str, Any] | None, second: Mapping[str, Any] | None) -> Requirements:
-    """One patch equal to applying ``first`` then ``second``; ``null`` deletions are kept."""
+    """One runtime patch equal to applying ``first`` then ``second``; ``null`` deletions are kept,
+    and the later ``claims`` replace the earlier, as in a runtime patch."""
     out: Requirements = {k: _copy(v) for k, v in (first or {}).items()}
     for key, value in (second or {}).items():
         earlier = out.get(key)
@@ -76,8 +104,6 @@ def compose_patches(first: Mapping[str, Any] | None, second: Mapping[str, Any] |
                 out[key] = {**earlier, **value}
             else:
                 out[key] = _copy(value)
-        elif key == "claims" and isinstance(value, list) and isinstance(earlier, list):
-            out[key] = _merge_claims(earlier, value)
         else:
             out[key] = _copy(value)
     return out

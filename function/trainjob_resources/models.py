@@ -1,8 +1,10 @@
 """Pydantic models of exactly the Kubeflow Trainer API this function reads.
 
-The runtimePatches tree follows the TrainJob CRD (upstream
-``manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml``) field for field and forbids anything
-else, with one addition: ``ContainerPatch.resources``. Runtimes are read by ``runtime_view`` (with
+The runtimePatches tree follows the TrainJob API (kubeflow/trainer
+``pkg/apis/trainer/v1alpha1/trainjob_types.go``, ``RuntimePatch`` down to ``ContainerPatch``, and
+its CRD ``manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml``) field for field and forbids
+anything else, with one addition: ``ContainerPatch.resources``. The CRD's limits (MaxItems,
+lengths, list keys) are ``crd_rules``. Runtimes are read by ``runtime_view`` (with
 ``runtime_models`` for the unusual ones).
 """
 
@@ -247,7 +249,7 @@ def parse_trainjob(value: Any) -> tuple[TrainJob | None, list[Violation]]:
 
 
 def resources_per_node(trainjob: TrainJob) -> dict[str, Any] | None:
-    """``spec.trainer.resourcesPerNode`` as plain data, or None."""
+    """``spec.trainer.resourcesPerNode`` as plain data (nulls as written), or None."""
     trainer = trainjob.spec.trainer
     if trainer is None or trainer.resources_per_node is None:
         return None

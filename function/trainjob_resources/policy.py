@@ -166,7 +166,7 @@ def assess(
         for item in bundle.namespace_policy(RESOURCE_QUOTA, namespace):
             _read(item, read_quota, quotas, violations)
     defaults = [lr.container_defaults() for lr in limit_ranges]
-    view = explain_trainjob(trainjob, namespace, entry, sites, defaults)
+    view = explain_trainjob(trainjob, namespace, entry, sites, defaults, config.mode)
     violations += view.problems
     if config.namespace_policy != "off":
         found = limit_range_violations(view, limit_ranges) + quota_violations(view, quotas, trainjob)

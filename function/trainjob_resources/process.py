@@ -14,6 +14,7 @@ from . import textedit
 from . import yamlnodes as yn
 from .bundle import Bundle, Identity, RuntimeEntry, identity_of, index, resolve
 from .config import ConfigError, FunctionConfig, parse_config
+from .crd_rules import crd_violations
 from .effective import ContainerKey, Effective, effective_resources
 from .krm import FileRef, Item, ResourceList, Result
 from .materialize import (
@@ -32,8 +33,9 @@ from .materialize import (
     sync_wave,
     with_internal_annotations,
 )
-from .merge import compose_patches, merge_requirements
+from .merge import compose_patches, merge_requirements, without_nulls
 from .models import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS, TrainJob, parse_trainjob, resources_per_node
+from .per_node import ignored_per_node, moved_resources, pruned_nulls, runtime_node_resources
 from .policy import evaluate
 from .provenance import (
     DERIVED_FROM,
@@ -49,7 +51,9 @@ from .provenance import (
 )
 from .records import MutableRecord, Record
 from .reporting import EMPTY_INPUT, Tally, reported
+from .runtime_name import name_keyed_violations
 from .sites import ContainerSite, container_sites, job_sites
+from .topology import Topology, topology
 from .validate import (
     validate_container_site,
     validate_effective,
@@ -217,11 +221,12 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
         work = work if work is not None else _copy(item.node)
         raw = _rename_ref(work, raw, entry.item.name)
     per_node = resources_per_node(trainjob)
+    topo = topology(entry.model, trainjob, sites, config.mode)
     memo = memo or Memo()
-    found, effective = memo.validate(trainjob, per_node, entry, sites, config)
-    outcome = Outcome(found)
+    found, effective = memo.validate(trainjob, per_node, entry, sites, config, topo)
+    outcome = Outcome(crd_violations(raw, config.mode) + found)
     if not outcome.failed:
-        outcome.violations += memo.evaluate(trainjob, per_node, item.namespace, entry, sites, bundle, config)
+        outcome.violations += memo.evaluate(trainjob, per_node, item.namespace, entry, sites, bundle, config, topo)
     if outcome.failed:
         return outcome
     if config.mode == "native" or not overrides:
@@ -232,7 +237,7 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
             outcome.node = work
             outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
         return outcome
-    _materialize(item, work, trainjob, raw, entry, sites, effective, config, outcome, bundle, memo)
+    _materialize(item, work, trainjob, raw, entry, sites, effective, config, outcome, bundle, memo, topo)
     return outcome
 
 
@@ -243,17 +248,25 @@ def _validate(
     sites: list[ContainerSite],
     config: FunctionConfig,
     memo: Memo,
+    topo: Topology,
 ) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
     """Violations, and the effective resources of every container a patch or resourcesPerNode sizes."""
     display = entry.display
+    assert entry.model is not None
     out = validate_managers([p.manager for p in trainjob.spec.runtime_patches or []])
     for job_site in job_sites(trainjob):
         out += validate_job_site(job_site, entry.jobs, display)
+    out += ignored_per_node(entry.model, per_node, display)
+    out += pruned_nulls(per_node, sites, native=config.mode == "native")
+    moved, problem = _moved(entry, sites, without_nulls(per_node), topo)
     for site in sites:
-        out += validate_container_site(site, entry.jobs, display, config.trainer_resources)
+        out += validate_container_site(site, entry.jobs, display, config.trainer_resources, topo, moved)
+    if problem is not None and config.trainer_resources == "moveToResourcesPerNode":
+        first = next(s for s in sites if s.resources is not None and topo.is_trainer(*s.key))
+        out.append(Violation(first.resources_path, f"cannot be moved to spec.trainer.resourcesPerNode: {problem}"))
     if any(v.severity == "error" for v in out):
         return out, {}
-    effective = effective_resources(entry.jobs, sites, per_node)
+    effective = effective_resources(entry.jobs, sites, per_node, topo, native=config.mode == "native")
     for one in effective.values():
         out += memo.validate_effective(one)
     return out, effective
@@ -288,7 +301,7 @@ class Memo:
         self.plans: dict[Any, tuple[Plan, Any]] = {}
         self.checked: dict[str, list[Violation]] = {}
         self.names: dict[tuple[int, str], str] = {}
-        self.evaluated: dict[tuple[int, str, str], list[Violation]] = {}
+        self.evaluated: dict[tuple[int, str, Topology, str], list[Violation]] = {}
 
     def validate(
         self,
@@ -297,10 +310,12 @@ class Memo:
         entry: RuntimeEntry,
         sites: list[ContainerSite],
         config: FunctionConfig,
+        topo: Topology,
     ) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
         """``_validate``, once per distinct case. What it reads: the runtime, the managers, where each
         patched job and container is (indices, names, lists), whether a container patch sets env,
-        the resources and resourcesPerNode as written (``repr`` keeps key order and types apart)."""
+        the resources and resourcesPerNode as written (``repr`` keeps key order and types apart),
+        and the topology (trainer containers)."""
         patches = trainjob.spec.runtime_patches or []
         managers = tuple(p.manager for p in patches)
         # Where things are (indices, managers) only decides where violations point and what they
@@ -308,7 +323,7 @@ class Memo:
         # its managers are called (as long as they are valid): its effective resources remember
         # another TrainJob's managers, which only messages would show.
         jobs = list(job_sites(trainjob))
-        written = (repr([s.resources for s in sites]), repr(per_node))
+        written = (repr([s.resources for s in sites]), repr(per_node), topo)
         shape = (
             id(entry),
             config.trainer_resources,
@@ -332,7 +347,7 @@ class Memo:
         )
         found = self.validated.get(key)
         if found is None:
-            found = self.validated[key] = _validate(trainjob, per_node, entry, sites, config, self)
+            found = self.validated[key] = _validate(trainjob, per_node, entry, sites, config, self, topo)
             if not found[0]:
                 self.clean[shape] = found[1]
         return list(found[0]), found[1]
@@ -361,9 +376,11 @@ class Memo:
         sites: list[ContainerSite],
         bundle: Bundle,
         config: FunctionConfig,
+        topo: Topology,
     ) -> list[Violation]:
         """Policy and the resource summary read only the namespace, the runtime, ``trainer.numNodes``,
-        ``trainer.resourcesPerNode`` and the patches' resources (where they are and what they say)."""
+        ``trainer.resourcesPerNode``, the patches' resources (where they are and what they say) and
+        the topology (labels, trainer containers, container order)."""
         trainer = trainjob.spec.trainer
         policed = bundle.namespace_policy("LimitRange", namespace) or bundle.namespace_policy(
             "ResourceQuota", namespace
@@ -375,6 +392,7 @@ class Memo:
         shape = (
             id(entry),
             where,
+            topo,
             repr([num_nodes, per_node, [(s.key, s.resources) for s in sites if s.resources is not None]]),
         )
         quiet = self.quiet.get(shape)
@@ -382,7 +400,7 @@ class Memo:
             return quiet
         patched = [(s.resources_path, s.key, s.resources) for s in sites if s.resources is not None]
         try:
-            key = (id(entry), where, dump([num_nodes, per_node, patched]))
+            key = (id(entry), where, topo, dump([num_nodes, per_node, patched]))
         except (TypeError, ValueError):  # keys JSON cannot sort: compute, do not remember
             return evaluate(trainjob, namespace, entry, sites, bundle, config)
         found = self.evaluated.get(key)
@@ -393,16 +411,20 @@ class Memo:
         return found
 
     def plan(
-        self, entry: RuntimeEntry, all_effective: dict[ContainerKey, Effective], sites: list[ContainerSite]
+        self,
+        entry: RuntimeEntry,
+        all_effective: dict[ContainerKey, Effective],
+        sites: list[ContainerSite],
+        topo: Topology,
     ) -> Plan:
         """What a derived runtime folds in (the effective resources of all but the trainer
         container), the canonical overrides its name hashes, and the description of each change;
         once per distinct case (the effective resources come from this memo, so their identity
         stands for their content, the resources as written included)."""
-        key = (id(entry), tuple((k, id(e)) for k, e in all_effective.items()))
+        key = (id(entry), topo.trainers, tuple((k, id(e)) for k, e in all_effective.items()))
         found = self.plans.get(key)
         if found is None:
-            found = self.plans[key] = (_plan(entry, all_effective, sites), all_effective)
+            found = self.plans[key] = (_plan(all_effective, sites, topo), all_effective)
         return found[0]
 
     def derived_name(self, entry: RuntimeEntry, kind: str, namespace: str, overrides: dict[str, Any]) -> str:
@@ -443,10 +465,10 @@ class Plan(Record):
         self.spelling: Final = dump(overrides_of(effective))
 
 
-def _plan(entry: RuntimeEntry, all_effective: dict[ContainerKey, Effective], sites: list[ContainerSite]) -> Plan:
+def _plan(all_effective: dict[ContainerKey, Effective], sites: list[ContainerSite], topo: Topology) -> Plan:
     composed: dict[ContainerKey, dict[str, Any]] = {}
     for site in sites:
-        if site.resources is not None and site.key in all_effective and not _is_trainer_key(entry, site.key):
+        if site.resources is not None and site.key in all_effective and not topo.is_trainer(*site.key):
             composed[site.key] = compose_patches(composed.get(site.key), site.resources)
     # A container whose patches say nothing (``{}``, ``limits: {}``) is not touched, nor named.
     canonical = {k: patch for k in sorted(composed) if (patch := canonical_patch(composed[k]))}
@@ -507,15 +529,20 @@ def _materialize(
     outcome: Outcome,
     bundle: Bundle,
     memo: Memo,
+    topo: Topology,
 ) -> None:
     """Rewrite the TrainJob (in place when nothing was restored: it is valid, so it changes anyway)."""
-    trainer_sites = [s for s in sites if s.resources is not None and _is_trainer(entry, s)]
+    trainer_sites = [s for s in sites if s.resources is not None and topo.is_trainer(*s.key)]
     kind = config.derived_runtime_kind
-    plan = memo.plan(entry, all_effective, sites)
+    plan = memo.plan(entry, all_effective, sites, topo)
     derived: Derived | None = None
     # Overrides equal to the runtime's derive nothing, unless the TrainJob already points at a
     # derived runtime: a base edit must not take its (immutable) runtimeRef back.
     if plan.effective and (not plan.unchanged or _was_derived(item)):
+        keyed = name_keyed_violations(trainjob, entry, [s for s in sites if s.key in plan.effective], kind)
+        outcome.violations += keyed
+        if any(v.severity == "error" for v in keyed):
+            return
         name = memo.derived_name(entry, kind, item.namespace, plan.overrides)
         identity = (kind, "" if kind == CLUSTER_RUNTIME_KIND else item.namespace, name)
         clash = bundle.names.get(identity)
@@ -534,7 +561,9 @@ def _materialize(
         work = item.node
     removed = strip_resources(work)
     if trainer_sites:
-        _move_to_resources_per_node(work, trainjob, trainer_sites, outcome)
+        moved = _moved(entry, trainer_sites, without_nulls(resources_per_node(trainjob)), topo)[0]
+        assert moved is not None  # _validate refused the patches that cannot move
+        _move_to_resources_per_node(work, moved, outcome)
         removed = [r for r in removed if not any(r.container == s.name and r.job == s.job for s in trainer_sites)]
     if derived is not None:
         point_at(Item(work), derived, raw["spec"]["runtimeRef"], removed)
@@ -568,23 +597,18 @@ def _copy(node: Node) -> MappingNode:
     return copied
 
 
-def _is_trainer(entry: RuntimeEntry, site: ContainerSite) -> bool:
-    return _is_trainer_key(entry, site.key)
+def _moved(
+    entry: RuntimeEntry, sites: list[ContainerSite], per_node: dict[str, Any] | None, topo: Topology
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The resourcesPerNode that moving the trainer containers' patches would write (``per_node``)."""
+    assert entry.model is not None
+    patches = [s.resources for s in sites if s.resources is not None and topo.is_trainer(*s.key)]
+    if not patches:
+        return None, None
+    return moved_resources(patches, per_node, runtime_node_resources(entry.model, entry.jobs, topo))
 
 
-def _is_trainer_key(entry: RuntimeEntry, key: ContainerKey) -> bool:
-    job = entry.jobs.get(key[0])
-    return job is not None and job.trainer_container(key[1], key[2])
-
-
-def _move_to_resources_per_node(
-    work: MappingNode, trainjob: TrainJob, trainer_sites: list[ContainerSite], outcome: Outcome
-) -> None:
-    patch: dict[str, Any] = {}
-    for site in trainer_sites:
-        patch = compose_patches(patch, site.resources)
-    existing = resources_per_node(trainjob)
-    moved = merge_requirements(merge_requirements(None, patch), existing)
+def _move_to_resources_per_node(work: MappingNode, moved: dict[str, Any], outcome: Outcome) -> None:
     trainer = yn.ensure_map(yn.ensure_map(work, "spec"), "trainer")
     yn.set_key(trainer, "resourcesPerNode", yn.from_python(moved))
     outcome.changes.append(f"trainer container resources moved to spec.trainer.resourcesPerNode: {dump(moved)}")

@@ -113,10 +113,12 @@ def main(args: list[str]) -> int:
     try:
         return _render(options)
     except RenderError as err:
-        sys.stderr.write(f"trainjob-resources render: error: {err}\n")
+        sys.stderr.write(f"{_application(options, os.environ)}trainjob-resources render: error: {err}\n")
         return 1
     except Interrupted as stop:
-        sys.stderr.write(f"trainjob-resources render: stopped by signal {stop.signum}\n")
+        sys.stderr.write(
+            f"{_application(options, os.environ)}trainjob-resources render: stopped by signal {stop.signum}\n"
+        )
         return 128 + stop.signum
     except Exception as err:  # a bug of ours: say so plainly, keep the traceback for debugging only
         if os.environ.get("TRAINJOB_RESOURCES_DEBUG"):
@@ -268,13 +270,19 @@ def load(
     return krm.ResourceList(items=inputs.items, function_config=config_item), inputs
 
 
-def _fail(errors: list[str], options: argparse.Namespace, environ: Mapping[str, str]) -> int:
-    for line in errors:
-        sys.stderr.write(line + "\n")
+def _application(options: argparse.Namespace, environ: Mapping[str, str]) -> str:
+    """``application NAME: `` under Argo CD (ARGOCD_APP_NAME): Argo CD shows the plugin's stderr as
+    one message, and the sidecar's log mixes every application's, so each line names its own."""
     app = environ.get("ARGOCD_APP_NAME") if options.config_from_env else None
-    where = f"application {shown(app)}: " if app else ""
+    return f"application {shown(app)}: " if app else ""
+
+
+def _fail(errors: list[str], options: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    where = _application(options, environ)
+    for line in errors:
+        sys.stderr.write(where + line + "\n")
     plural = "s" if len(errors) != 1 else ""
-    sys.stderr.write(f"trainjob-resources render: {where}{len(errors)} error{plural}; nothing rendered\n")
+    sys.stderr.write(f"{where}trainjob-resources render: {len(errors)} error{plural}; nothing rendered\n")
     return 1
 
 

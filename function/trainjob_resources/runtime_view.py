@@ -59,29 +59,15 @@ class ContainerInfo(Record):
 
 
 class JobInfo(Record):
-    __slots__ = ("containers", "index", "is_mpi_launcher_node", "is_trainer", "name")
+    """A replicated job's containers. Which of them is the trainer's depends on the TrainJob's
+    patches too: ``topology`` decides it."""
 
-    def __init__(
-        self,
-        name: str,
-        index: int,
-        is_trainer: bool,
-        is_mpi_launcher_node: bool,
-        containers: dict[tuple[ContainerList, str], ContainerInfo],
-    ) -> None:
+    __slots__ = ("containers", "index", "name")
+
+    def __init__(self, name: str, index: int, containers: dict[tuple[ContainerList, str], ContainerInfo]) -> None:
         self.name: Final = name
         self.index: Final = index
-        self.is_trainer: Final = is_trainer
-        self.is_mpi_launcher_node: Final = is_mpi_launcher_node
         self.containers: Final = containers
-
-    def trainer_container(self, container_list: ContainerList, name: str) -> bool:
-        """Whether ``resourcesPerNode`` sizes this container (upstream's rule)."""
-        return (
-            (self.is_trainer or self.is_mpi_launcher_node)
-            and container_list == "containers"
-            and (name == TRAINER_CONTAINER)
-        )
 
     def find(self, name: str) -> ContainerInfo | None:
         return self.containers.get(("containers", name)) or self.containers.get(("initContainers", name))
@@ -139,11 +125,12 @@ class MPIPolicy(Record):
 
 
 class MLPolicy(Record):
-    __slots__ = ("mpi", "num_nodes")
+    __slots__ = ("mpi", "num_nodes", "torch")
 
-    def __init__(self, num_nodes: int | None, mpi: MPIPolicy | None) -> None:
+    def __init__(self, num_nodes: int | None, mpi: MPIPolicy | None, torch: bool = False) -> None:
         self.num_nodes: Final = num_nodes
         self.mpi: Final = mpi
+        self.torch: Final = torch  # mlPolicy.torch is set: the torch plugin (and torchtune) applies
 
 
 class RuntimeSpec(Record):
@@ -196,7 +183,10 @@ def _runtime(value: Any, trusted: bool) -> RuntimeSpec:
         if launcher not in (None, _ABSENT) and type(launcher) is not bool:
             raise _Unusual
         num_nodes = _optional_int(_get(ml_policy, "numNodes", "num_nodes", trusted))
-        policy = MLPolicy(num_nodes, None if mpi is None else MPIPolicy(None if launcher is _ABSENT else launcher))
+        torch = ml_policy.get("torch") is not None
+        policy = MLPolicy(
+            num_nodes, None if mpi is None else MPIPolicy(None if launcher is _ABSENT else launcher), torch
+        )
     jobset = _model(_model(spec.get("template", _ABSENT)).get("spec", _ABSENT))
     jobs = [_job(job, trusted) for job in _models(_get(jobset, "replicatedJobs", "replicated_jobs", trusted))]
     return RuntimeSpec(policy, jobs)
@@ -281,8 +271,6 @@ def _string(value: Any) -> str:
 
 
 def jobs_of(runtime: RuntimeSpec) -> dict[str, JobInfo]:
-    ml_policy = runtime.ml_policy
-    launcher_as_node = bool(ml_policy and ml_policy.mpi and ml_policy.mpi.run_launcher_as_node)
     jobs: dict[str, JobInfo] = {}
     for j, job in enumerate(runtime.replicated_jobs):
         containers: dict[tuple[ContainerList, str], ContainerInfo] = {}
@@ -295,6 +283,5 @@ def jobs_of(runtime: RuntimeSpec) -> dict[str, JobInfo]:
                 containers[(list_name, c.name)] = ContainerInfo(
                     job.name, j, list_name, i, c.name, dict(c.resources or {}), c.restart_policy
                 )
-        is_trainer = job.labels.get(ANCESTOR_LABEL) == TRAINER_ANCESTOR
-        jobs[job.name] = JobInfo(job.name, j, is_trainer, launcher_as_node and job.name == "launcher", containers)
+        jobs[job.name] = JobInfo(job.name, j, containers)
     return jobs

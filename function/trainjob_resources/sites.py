@@ -1,4 +1,8 @@
-"""Every ContainerPatch of a TrainJob, in the order upstream applies them, with its field path."""
+"""Every ContainerPatch of a TrainJob, in the order upstream applies them, with its field path.
+
+The order is ``runtimePatches`` list order, then each patch's entries as written
+(kubeflow/trainer ``pkg/runtime/core/trainingruntime.go`` ``mergeRuntimePatches``).
+"""
 
 from __future__ import annotations
 

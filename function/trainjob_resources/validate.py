@@ -1,4 +1,10 @@
-"""Validation of a TrainJob's runtimePatches against its unpatched runtime and Kubernetes' rules."""
+"""Validation of a TrainJob's runtimePatches against its unpatched runtime and Kubernetes' rules.
+
+Upstream: ``pkg/runtime/framework/plugins/jobset/jobset.go`` ``Validate`` (``IsDomainPrefixedPath``
+on each manager, replicated jobs and containers that exist in the runtime, no env for the
+``node``/initializer containers), the TrainJob CRD (``pkg/apis/trainer/v1alpha1/trainjob_types.go``,
+see ``crd_rules``), and Kubernetes' ResourceRequirements rules (``resource_rules``).
+"""
 
 from __future__ import annotations
 
@@ -11,10 +17,13 @@ from .effective import Effective, Source
 from .resource_rules import default_requests, validate_resource_requirements
 from .runtime_view import RESERVED_ENV_CONTAINERS, JobInfo
 from .sites import ContainerSite, JobPatchSite
+from .topology import Topology
 from .violations import Violation
 
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_PATH_SEGMENT = re.compile(r"^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$")
+# k8s.io/apimachinery/pkg/util/validation: Go's ``^...$`` matches the whole string only (Python's
+# ``$`` also matches before a final newline), hence ``fullmatch``.
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_PATH_SEGMENT = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
 _RELATIVE = re.compile(r"^(limits|requests)(?:\.([A-Za-z_][A-Za-z0-9_-]*)|\[([^\]]+)\])?(.*)$")
 
 
@@ -25,7 +34,7 @@ def validate_managers(managers: list[str]) -> list[Violation]:
     for i, manager in enumerate(managers):
         path = f"spec.runtimePatches[{i}].manager"
         domain, _, rest = manager.partition("/")
-        if not rest or len(domain) > 253 or not _DNS_SUBDOMAIN.match(domain) or not _PATH_SEGMENT.match(rest):
+        if not rest or len(domain) > 253 or not _DNS_SUBDOMAIN.fullmatch(domain) or not _PATH_SEGMENT.fullmatch(rest):
             out.append(
                 Violation(
                     path,
@@ -58,8 +67,14 @@ def validate_job_site(site: JobPatchSite, jobs: Mapping[str, JobInfo], runtime_d
 
 
 def validate_container_site(
-    site: ContainerSite, jobs: Mapping[str, JobInfo], runtime_display: str, trainer_resources: str
+    site: ContainerSite,
+    jobs: Mapping[str, JobInfo],
+    runtime_display: str,
+    trainer_resources: str,
+    topo: Topology,
+    moved: dict[str, Any] | None = None,
 ) -> list[Violation]:
+    """``moved``: the resourcesPerNode that ``moveToResourcesPerNode`` would write (the proposed value)."""
     job = jobs.get(site.job)
     if job is None:
         return []
@@ -88,8 +103,9 @@ def validate_container_site(
                 "use spec.trainer.env or spec.initializer instead",
             )
         )
-    trainer = site.resources is not None and job.trainer_container(site.container_list, site.name)
+    trainer = site.resources is not None and topo.is_trainer(site.job, site.container_list, site.name)
     if trainer and site.resources is not None and trainer_resources == "error":
+        proposed = {"spec": {"trainer": {"resourcesPerNode": moved}}} if moved is not None else None
         out.append(
             Violation(
                 site.resources_path,
@@ -97,18 +113,10 @@ def validate_container_site(
                 "spec.trainer.resourcesPerNode, not by runtimePatches: move these resources there "
                 "(or set the functionConfig option trainerResources: moveToResourcesPerNode)",
                 current_value=None,
-                proposed_value={"spec": {"trainer": {"resourcesPerNode": _drop_nulls(site.resources)}}},
+                proposed_value=proposed,
             )
         )
     return out
-
-
-def _drop_nulls(value: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        k: (_drop_nulls(v) if isinstance(v, Mapping) else v)
-        for k, v in value.items()
-        if v is not None and not (isinstance(v, Mapping) and not _drop_nulls(v))
-    }
 
 
 def validate_effective(effective: Effective) -> list[Violation]:

@@ -1,0 +1,691 @@
+"""The function answers as upstream Kubeflow Trainer (kubeflow/trainer at HEAD) would: one table per rule,
+each citing the upstream file and function it follows (issue 12)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from trainjob_resources import explain_cli
+from trainjob_resources.bundle import index
+from trainjob_resources.effective import effective_resources
+from trainjob_resources.krm import Item, ResourceList
+from trainjob_resources.models import parse_trainjob
+from trainjob_resources.per_node import moved_resources
+from trainjob_resources.runtime_view import parse_runtime
+from trainjob_resources.sites import container_sites
+from trainjob_resources.topology import smp_order, topology
+from trainjob_resources.yamlnodes import from_python
+
+from tests.support import kubectl_patch, render
+
+ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
+TRAINER_LABELS = {ANCESTOR: "trainer"}
+P0 = "spec.runtimePatches[0]"
+JOBS = f"{P0}.trainingRuntimeSpec.template.spec.replicatedJobs"
+PODSPEC = f"{JOBS}[0].template.spec.template.spec"
+
+
+def container(name: str, resources: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "image": f"example/{name}", **fields}
+    if resources is not None:
+        out["resources"] = resources
+    return out
+
+
+def rjob(
+    name: str,
+    containers: list[dict[str, Any]],
+    labels: dict[str, str] | None = None,
+    init: list[dict[str, Any]] | None = None,
+    **job_spec: Any,
+) -> dict[str, Any]:
+    pod: dict[str, Any] = {"containers": containers}
+    if init:
+        pod["initContainers"] = init
+    template: dict[str, Any] = {"spec": {**job_spec, "template": {"spec": pod}}}
+    if labels is not None:
+        template["metadata"] = {"labels": labels}
+    return {"name": name, "template": template}
+
+
+def runtime(jobs: list[dict[str, Any]], ml_policy: dict[str, Any] | None, name: str = "rt") -> dict[str, Any]:
+    spec: dict[str, Any] = {"template": {"spec": {"replicatedJobs": jobs}}}
+    if ml_policy is not None:
+        spec["mlPolicy"] = ml_policy
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def deepspeed(labelled: bool = True, launcher_as_node: bool = True) -> dict[str, Any]:
+    """Shaped like upstream's manifests/base/runtimes/deepspeed_distributed.yaml: the job named
+    ``node`` first and unlabelled, the ``launcher`` labelled as the trainer."""
+    node_resources = {"requests": {"cpu": "2", "memory": "8Gi"}, "limits": {"nvidia.com/gpu": 2}}
+    return runtime(
+        [
+            rjob("node", [container("node", copy.deepcopy(node_resources))], init=[container("ssh-keys")]),
+            rjob(
+                "launcher",
+                [container("node", {"requests": {"cpu": "1", "memory": "2Gi"}})],
+                TRAINER_LABELS if labelled else None,
+                init=[container("ssh-keys")],
+            ),
+        ],
+        {
+            "numNodes": 1,
+            "mpi": {"numProcPerNode": 1, "mpiImplementation": "OpenMPI", "runLauncherAsNode": launcher_as_node},
+        },
+    )
+
+
+def torch_runtime(ml_policy: dict[str, Any] | None = None, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return runtime(
+        [
+            rjob(
+                "node",
+                [container("node", {"limits": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": 4}})],
+                TRAINER_LABELS if labels is None else labels,
+                init=[container("loader", {"requests": {"cpu": "1", "memory": "1Gi"}}, restartPolicy="Always")],
+            )
+        ],
+        ml_policy,
+    )
+
+
+def patch(
+    job: str, manager: str = "user.example.com/me", labels: dict[str, str] | None = None, **lists: Any
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": job, "template": {}}
+    if labels is not None:
+        entry["template"]["metadata"] = {"labels": labels}
+    if lists:
+        entry["template"]["spec"] = {"template": {"spec": lists}}
+    return {"manager": manager, "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [entry]}}}}
+
+
+def trainjob(
+    patches: list[dict[str, Any]], trainer: dict[str, Any] | None = None, runtime_name: str = "rt"
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"runtimeRef": {"name": runtime_name}, "runtimePatches": patches}
+    if trainer is not None:
+        spec["trainer"] = trainer
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "tj", "namespace": "team-a"},
+        "spec": spec,
+    }
+
+
+def config(**spec: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "fn.trainjob-resources.io/v1alpha1",
+        "kind": "TrainJobResources",
+        "metadata": {"name": "fn-config"},
+        "spec": spec,
+    }
+
+
+def errors(rendered: Any) -> list[tuple[str, str]]:
+    return [(r.get("field", {}).get("path", ""), r["message"]) for r in rendered.errors()]
+
+
+# Rule 1: the trainer container. kubeflow/trainer pkg/runtime/core/trainingruntime.go newRuntimeInfo:
+# a replicated job's node container is sized by resourcesPerNode when its *patched* ancestor label is
+# "trainer" and the runtime has an mlPolicy, or, with mlPolicy.mpi.runLauncherAsNode, when the job is
+# *named* "node".
+RELABEL = patch("node", labels={ANCESTOR: "evaluator"})
+LABEL = patch("node", labels=TRAINER_LABELS)
+TRAINER_CASES: list[tuple[str, dict[str, Any], list[dict[str, Any]], set[str]]] = [
+    ("deepspeed, launcher labelled, runLauncherAsNode", deepspeed(), [], {"node", "launcher"}),
+    ("deepspeed without labels, runLauncherAsNode", deepspeed(labelled=False), [], {"node"}),
+    ("deepspeed, launcher labelled, launcher not a node", deepspeed(launcher_as_node=False), [], {"launcher"}),
+    ("deepspeed without labels, launcher not a node", deepspeed(False, False), [], set()),
+    ("torch runtime", torch_runtime({"numNodes": 1, "torch": {}}), [], {"node"}),
+    ("labelled runtime without mlPolicy", torch_runtime(None), [], set()),
+    ("a patch rewrites the ancestor label", torch_runtime({"torch": {}}), [RELABEL], set()),
+    ("a patch adds the ancestor label", torch_runtime({"torch": {}}, labels={}), [LABEL], {"node"}),
+    (
+        "a later patch restores it",
+        torch_runtime({"torch": {}}),
+        [RELABEL, patch("node", "b.io/x", TRAINER_LABELS)],
+        {"node"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("rt", "patches", "trainers"), [c[1:] for c in TRAINER_CASES], ids=[c[0] for c in TRAINER_CASES]
+)
+def test_trainer_containers_follow_new_runtime_info(
+    rt: dict[str, Any], patches: list[dict[str, Any]], trainers: set[str]
+) -> None:
+    spec, problems = parse_runtime(rt)
+    tj, violations = parse_trainjob(trainjob(patches))
+    assert spec is not None and tj is not None and not problems and not violations
+    assert set(topology(spec, tj, [], "materialize").trainers) == trainers
+
+
+NODE_PATCH = {"name": "node", "resources": {"limits": {"memory": "16Gi"}}}
+
+
+@pytest.mark.parametrize("labelled", [True, False], ids=["launcher labelled", "no labels"])
+def test_the_mpi_node_job_is_the_trainer_s_on_a_deepspeed_runtime(labelled: bool) -> None:
+    """trainingruntime.go newRuntimeInfo: runLauncherAsNode sizes the job *named* node, labelled or not."""
+    out = render([deepspeed(labelled), trainjob([patch("node", containers=[NODE_PATCH])])])
+    path = f"{PODSPEC}.containers[0].resources"
+    assert out.code == 1
+    assert [p for p, m in errors(out) if "trainer container 'node' of replicated job 'node'" in m] == [path]
+    moved = render(
+        [deepspeed(labelled), trainjob([patch("node", containers=[NODE_PATCH])])],
+        config(trainerResources="moveToResourcesPerNode"),
+    )
+    assert moved.code == 0, moved.errors()
+    assert moved.named("TrainJob", "tj")["spec"]["trainer"]["resourcesPerNode"]["limits"]["memory"] == "16Gi"
+    assert moved.of_kind("TrainingRuntime") == []
+
+
+def test_without_run_launcher_as_node_the_node_job_is_materialized() -> None:
+    """Neither labelled trainer nor (with runLauncherAsNode false) the MPI node: a patch sizes it."""
+    out = render([deepspeed(launcher_as_node=False), trainjob([patch("node", containers=[NODE_PATCH])])])
+    assert out.code == 0, out.errors()
+    (derived,) = out.of_kind("TrainingRuntime")
+    node = derived["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "containers"
+    ][0]
+    assert node["resources"]["limits"] == {"nvidia.com/gpu": 2, "memory": "16Gi"}
+
+
+def test_a_runtime_without_ml_policy_has_no_trainer_container() -> None:
+    """newRuntimeInfo merges resourcesPerNode only with an mlPolicy: a patch sizes node, resourcesPerNode is refused."""
+    out = render([torch_runtime(None), trainjob([patch("node", containers=[NODE_PATCH])])])
+    assert out.code == 0, out.errors()
+    assert len(out.of_kind("TrainingRuntime")) == 1
+    refused = render([torch_runtime(None), trainjob([], {"resourcesPerNode": {"limits": {"cpu": "2"}}})])
+    assert refused.code == 1
+    assert [p for p, m in errors(refused) if "ignores spec.trainer.resourcesPerNode" in m] == [
+        "spec.trainer.resourcesPerNode"
+    ]
+
+
+# Rule 2: moving to resourcesPerNode keeps the topology. pkg/runtime/runtime.go ExtractResourcePerNodeFromRuntime
+# and GetNumGPUPerNode; plugins/torch/torch.go EnforceMLPolicy (getNumCPUPerNode), torchtune.go getRecipeAndConfig,
+# plugins/mpi/mpi.go EnforceMLPolicy, plugins/xgboost/xgboost.go: resourcesPerNode replaces the node container's.
+RUNTIME_NODE: dict[str, Any] = {
+    "claims": [{"name": "rdma"}],
+    "limits": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": 4, "example.com/fpga": 1},
+    "requests": {"amd.com/gpu": 1},
+}
+MOVE_CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None, Any]] = [
+    (
+        "the runtime's GPU and cpu keys are carried over",
+        [{"limits": {"memory": "64Gi"}}],
+        None,
+        {"limits": {"cpu": "8", "nvidia.com/gpu": 4, "memory": "64Gi"}, "requests": {"amd.com/gpu": 1}},
+    ),
+    (
+        "the patch's own values win",
+        [{"limits": {"nvidia.com/gpu": 8, "cpu": "16"}}],
+        None,
+        {"limits": {"nvidia.com/gpu": 8, "cpu": "16"}, "requests": {"amd.com/gpu": 1}},
+    ),
+    (
+        "a resourcesPerNode the user wrote is what the plugins read already: nothing is carried",
+        [{"limits": {"memory": "64Gi"}}],
+        {"limits": {"cpu": "4"}},
+        {"limits": {"memory": "64Gi", "cpu": "4"}},
+    ),
+    ("a deletion cannot move", [{"limits": {"memory": None}}], None, None),
+    # A patch's claims replace the container's list; resourcesPerNode merges them by name.
+    ("claims that drop the runtime's cannot move", [{"claims": [{"name": "nic"}]}], None, None),
+    (
+        "claims that keep the runtime's move",
+        [{"claims": [{"name": "rdma"}, {"name": "nic"}]}],
+        None,
+        {
+            "limits": {"cpu": "8", "nvidia.com/gpu": 4},
+            "requests": {"amd.com/gpu": 1},
+            "claims": [{"name": "rdma"}, {"name": "nic"}],
+        },
+    ),
+    ("$patch: replace cannot move", [{"limits": {"$patch": "replace", "memory": "1Gi"}}], None, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("patches", "existing", "expected"), [c[1:] for c in MOVE_CASES], ids=[c[0] for c in MOVE_CASES]
+)
+def test_moved_resources_keep_what_the_plugins_read(
+    patches: list[dict[str, Any]], existing: dict[str, Any] | None, expected: Any
+) -> None:
+    moved, problem = moved_resources(patches, existing, RUNTIME_NODE)
+    assert moved == expected
+    assert (problem is None) == (expected is not None)
+
+
+def test_the_default_error_proposes_what_moving_writes() -> None:
+    rt = torch_runtime({"numNodes": 1, "torch": {}})
+    tj = trainjob([patch("node", containers=[{"name": "node", "resources": {"limits": {"memory": "64Gi"}}}])])
+    refused = render([rt, tj])
+    (error,) = [r for r in refused.errors() if "trainer container" in r["message"]]
+    proposed = {"limits": {"cpu": "8", "nvidia.com/gpu": 4, "memory": "64Gi"}}
+    assert error["field"]["proposedValue"] == {"spec": {"trainer": {"resourcesPerNode": proposed}}}
+    moved = render([rt, tj], config(trainerResources="moveToResourcesPerNode"))
+    assert moved.named("TrainJob", "tj")["spec"]["trainer"]["resourcesPerNode"] == proposed
+
+
+# Rule 3: runtimes keyed by name. plugins/torch/torchtune.go getModelFromRuntimeRef reads the model from
+# runtimeRef.name; pkg/runtime/core/clustertrainingruntime.go ValidateObjects warns about deprecated runtimes.
+TUNE = {"command": ["tune", "run"]}
+LOADER = {"name": "loader", "resources": {"limits": {"memory": "4Gi"}}}
+NAME_CASES: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None, int, str | None]] = [
+    ("torchtune is refused", {"torch": {}}, TUNE, 1, "getModelFromRuntimeRef"),
+    ("a torch command is not torchtune", {"torch": {}}, {"command": ["torchrun", "train.py"]}, 0, None),
+    ("tune run without mlPolicy.torch: no torch plugin", {"mpi": {"runLauncherAsNode": False}}, TUNE, 0, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("ml_policy", "trainer", "code", "said"), [c[1:] for c in NAME_CASES], ids=[c[0] for c in NAME_CASES]
+)
+def test_torchtune_runtimes_are_keyed_by_name(
+    ml_policy: dict[str, Any] | None, trainer: dict[str, Any] | None, code: int, said: str | None
+) -> None:
+    rt = torch_runtime(ml_policy)
+    rt["metadata"]["name"] = "torchtune-llama3.2-1b"
+    out = render([rt, trainjob([patch("node", initContainers=[LOADER])], trainer, "torchtune-llama3.2-1b")])
+    assert out.code == code
+    if said is not None:
+        assert any(said in m and p.endswith("initContainers[0].resources") for p, m in errors(out))
+
+
+def test_torchtune_with_overrides_that_change_nothing_keeps_the_runtime_ref() -> None:
+    """Nothing is derived (the overrides equal the runtime's), so runtimeRef.name still names the model."""
+    rt = torch_runtime({"torch": {}})
+    rt["metadata"]["name"] = "torchtune-llama3.2-1b"
+    same = {"name": "loader", "resources": {"requests": {"cpu": "1000m"}}}
+    out = render([rt, trainjob([patch("node", initContainers=[same])], TUNE, "torchtune-llama3.2-1b")])
+    assert out.code == 0, out.errors()
+    assert out.named("TrainJob", "tj")["spec"]["runtimeRef"]["name"] == "torchtune-llama3.2-1b"
+
+
+def test_torchtune_trainer_only_patches_keep_the_runtime_ref() -> None:
+    rt = torch_runtime({"torch": {}})
+    rt["metadata"]["name"] = "torchtune-llama3.2-1b"
+    tj = trainjob([patch("node", containers=[NODE_PATCH])], TUNE, "torchtune-llama3.2-1b")
+    out = render([rt, tj], config(trainerResources="moveToResourcesPerNode"))
+    assert out.code == 0, out.errors()
+    assert out.named("TrainJob", "tj")["spec"]["runtimeRef"]["name"] == "torchtune-llama3.2-1b"
+
+
+def test_a_deprecated_runtime_keeps_its_warning_on_a_derived_training_runtime() -> None:
+    rt = torch_runtime({"torch": {}})
+    rt["metadata"]["labels"] = {"trainer.kubeflow.org/support": "deprecated"}
+    out = render([rt, trainjob([patch("node", initContainers=[LOADER])])])
+    assert out.code == 0
+    assert [r["message"] for r in out.results if r["severity"] == "warning" and "deprecated" in r["message"]]
+    same_kind = render(
+        [rt, trainjob([patch("node", initContainers=[LOADER])])], config(derivedRuntimeKind="ClusterTrainingRuntime")
+    )
+    assert not [r for r in same_kind.results if r["severity"] == "warning"]
+
+
+# Rule 4: merge as upstream's strategic merge does. Claims: tests/test_merge.py. Container order:
+# apimachinery pkg/util/strategicpatch/patch.go mergeSlice / normalizeElementOrder / mergeSortedSlice,
+# applied by trainingruntime.go mergeRuntimePatches (which restores only replicatedJobs' order).
+ORDER_CASES: list[tuple[str, list[str], list[str], list[str]]] = [
+    ("one entry keeps the order", ["a", "b", "c", "d"], ["c"], ["a", "b", "c", "d"]),
+    # b (original-only) goes before c: both in the original, b first; d is not before a there.
+    ("two entries swapped", ["a", "b", "c", "d"], ["c", "a"], ["b", "c", "a", "d"]),
+    ("the last before the first", ["a", "b", "c"], ["c", "a"], ["b", "c", "a"]),
+    ("reversed", ["a", "b", "c", "d"], ["d", "c", "b", "a"], ["d", "c", "b", "a"]),
+    ("interleaved", ["a", "b", "c", "d", "e"], ["d", "b"], ["a", "c", "d", "b", "e"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("original", "listed", "expected"), [c[1:] for c in ORDER_CASES], ids=[c[0] for c in ORDER_CASES]
+)
+def test_container_order_as_strategic_merge_makes_it(
+    original: list[str], listed: list[str], expected: list[str]
+) -> None:
+    assert smp_order(original, listed) == expected
+
+
+@pytest.mark.kubectl
+@pytest.mark.parametrize(("original", "listed"), [c[1:3] for c in ORDER_CASES], ids=[c[0] for c in ORDER_CASES])
+def test_container_order_matches_kubectl_patch(
+    kubectl: str, original: list[str], listed: list[str], tmp_path: Any
+) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"initContainers": [container(n) for n in original], "containers": [container("main")]},
+    }
+    patched = kubectl_patch(
+        kubectl, pod, {"spec": {"initContainers": [{"name": n} for n in listed]}}, tmp_path / "pod.json"
+    )
+    assert [c["name"] for c in patched["spec"]["initContainers"]] == smp_order(original, listed)
+
+
+DIRECTIVE_CASES: list[tuple[str, dict[str, Any], str, str | None]] = [
+    (
+        "in resourcesPerNode",
+        trainjob([], {"resourcesPerNode": {"limits": {"$patch": "replace", "cpu": "1"}}}),
+        "materialize",
+        "spec.trainer.resourcesPerNode.limits[$patch]",
+    ),
+    (
+        "in resources, native mode",
+        trainjob(
+            [
+                patch(
+                    "node",
+                    initContainers=[{"name": "loader", "resources": {"limits": {"$patch": "replace", "cpu": "1"}}}],
+                )
+            ]
+        ),
+        "native",
+        "limits[$patch]",
+    ),
+    (
+        "in a field materialize mode keeps",
+        trainjob([patch("node", initContainers=[{"name": "loader", "securityContext": {"$patch": "replace"}}])]),
+        "materialize",
+        "securityContext[$patch]",
+    ),
+    (
+        "$patch: delete in resources",
+        trainjob([patch("node", initContainers=[{"name": "loader", "resources": {"limits": {"$patch": "delete"}}}])]),
+        "materialize",
+        "limits[$patch]",
+    ),
+    (
+        "$patch: replace in resources, materialize mode: the function's own extension",
+        trainjob(
+            [
+                patch(
+                    "node",
+                    initContainers=[{"name": "loader", "resources": {"limits": {"$patch": "replace", "cpu": "1"}}}],
+                )
+            ]
+        ),
+        "materialize",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("tj", "mode", "refused"), [c[1:] for c in DIRECTIVE_CASES], ids=[c[0] for c in DIRECTIVE_CASES]
+)
+def test_strategic_merge_directives_that_would_reach_the_cluster_are_refused(
+    tj: dict[str, Any], mode: str, refused: str | None
+) -> None:
+    out = render([torch_runtime({"torch": {}}), tj], config(mode=mode))
+    found = [p for p, m in errors(out) if "strategic-merge directive" in m]
+    if refused is None:
+        assert out.code == 0 and found == [], out.errors()
+    else:
+        assert out.code == 1 and len(found) == 1 and found[0].endswith(refused), errors(out)
+
+
+# A null the API server prunes deletes nothing: resourcesPerNode (a typed field; newRuntimeInfo then
+# MergeResourceRequirements), and every resources in native mode. The runtime's value stays.
+NULL_CASES: list[tuple[str, dict[str, Any], str, str]] = [
+    (
+        "in resourcesPerNode",
+        trainjob([], {"resourcesPerNode": {"limits": {"cpu": None, "memory": "64Gi"}}}),
+        "materialize",
+        "spec.trainer.resourcesPerNode.limits.cpu",
+    ),
+    (
+        "in resources, native mode",
+        trainjob([patch("node", initContainers=[{"name": "loader", "resources": {"requests": {"cpu": None}}}])]),
+        "native",
+        f"{PODSPEC}.initContainers[0].resources.requests.cpu",
+    ),
+]
+
+
+@pytest.mark.parametrize(("tj", "mode", "path"), [c[1:] for c in NULL_CASES], ids=[c[0] for c in NULL_CASES])
+def test_a_pruned_null_deletes_nothing(tj: dict[str, Any], mode: str, path: str) -> None:
+    documents = [torch_runtime({"torch": {}}), tj]
+    out = render(documents, config(mode=mode))
+    assert out.code == 0, out.errors()
+    assert [r["field"]["path"] for r in out.results if r["severity"] == "warning"] == [path]
+    jobs = explain(documents, config(mode=mode))["replicatedJobs"]
+    containers = {c["name"]: c for c in jobs[0]["containers"]}
+    assert containers["node"]["limits"]["cpu"] == "8"
+    assert containers["loader"]["requests"]["cpu"] == "1"
+
+
+# Rule 5: CRD limits, pkg/apis/trainer/v1alpha1/trainjob_types.go markers; the manager's format is
+# pkg/runtime/framework/plugins/jobset/jobset.go Validate (IsDomainPrefixedPath, whole-string match).
+
+
+def many_patches(n: int) -> list[dict[str, Any]]:
+    return [patch("node", f"m{i}.example.com/x") for i in range(n)]
+
+
+def with_jobs(n: int) -> list[dict[str, Any]]:
+    one = patch("node")
+    one["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"] *= n
+    return [one]
+
+
+CRD_CASES: list[tuple[str, list[dict[str, Any]], str, str]] = [
+    ("runtimePatches MaxItems 16", many_patches(17), "spec.runtimePatches", "at most 16 items"),
+    ("manager MaxLength 253", [patch("node", "a.io/" + "x" * 249)], f"{P0}.manager", "more than 253 characters"),
+    ("manager matched as a whole string", [patch("node", "example.com/me\n")], f"{P0}.manager", "domain-prefixed path"),
+    ("replicatedJobs MaxItems 100", with_jobs(101), JOBS, "at most 100 items"),
+    ("replicatedJobs keyed by name", with_jobs(2), f"{JOBS}[1].name", "Duplicate value"),
+    (
+        "containers MaxItems 64",
+        [patch("node", containers=[{"name": "node"}] * 65)],
+        f"{PODSPEC}.containers",
+        "at most 64 items",
+    ),
+    (
+        "initContainers MaxItems 64",
+        [patch("node", initContainers=[{"name": "loader"}] * 65)],
+        f"{PODSPEC}.initContainers",
+        "at most 64 items",
+    ),
+    (
+        "containers keyed by name",
+        [patch("node", initContainers=[{"name": "loader"}] * 2)],
+        f"{PODSPEC}.initContainers[1].name",
+        "Duplicate",
+    ),
+    (
+        "ContainerPatch name MaxLength 253",
+        [patch("node", initContainers=[{"name": "x" * 254}])],
+        f"{PODSPEC}.initContainers[0].name",
+        "more than 253 characters",
+    ),
+    (
+        "ContainerPatch env MaxItems 128",
+        [patch("node", initContainers=[{"name": "loader", "env": [{"name": f"E{i}"} for i in range(129)]}])],
+        f"{PODSPEC}.initContainers[0].env",
+        "at most 128",
+    ),
+    (
+        "tolerations MaxItems 128",
+        [patch("node", tolerations=[{"key": "k"}] * 129)],
+        f"{PODSPEC}.tolerations",
+        "at most 128",
+    ),
+]
+
+
+@pytest.mark.parametrize(("patches", "path", "said"), [c[1:] for c in CRD_CASES], ids=[c[0] for c in CRD_CASES])
+def test_the_trainjob_crd_s_limits(patches: list[dict[str, Any]], path: str, said: str) -> None:
+    out = render([torch_runtime({"torch": {}}), trainjob(patches)])
+    assert out.code == 1
+    assert any(p == path and said in m for p, m in errors(out)), errors(out)
+
+
+# explain against a hand computation.
+
+
+def explain(documents: list[dict[str, Any]], function_config: dict[str, Any] | None = None) -> dict[str, Any]:
+    items = [Item(from_python(copy.deepcopy(d))) for d in documents]
+    fn = Item(from_python(function_config)) if function_config is not None else None
+    explained = explain_cli.explain_resource_list(ResourceList(items=items, function_config=fn), "json")
+    assert not explained.failed, explained.messages
+    (view,) = json.loads(explained.output)["trainJobs"]
+    out: dict[str, Any] = view
+    return out
+
+
+def test_explain_mpi_run_launcher_as_node_by_hand() -> None:
+    tj = trainjob([], {"numNodes": 4, "resourcesPerNode": {"limits": {"cpu": "4", "memory": "16Gi"}}})
+    view = explain([deepspeed(), tj])
+    jobs = {j["name"]: j for j in view["replicatedJobs"]}
+    # mpi.go EnforceMLPolicy: the job named node gets numNodes - 1 = 3 pods; the launcher keeps
+    # mlPolicy.numNodes = 1. newRuntimeInfo merges resourcesPerNode onto both node containers: their
+    # limits are cpu 4, memory 16Gi, nvidia.com/gpu 2 (node's own); requests stay the runtime's.
+    assert (jobs["node"]["pods"], jobs["launcher"]["pods"]) == (3, 1)
+    assert jobs["node"]["podRequests"] == {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "2"}
+    assert jobs["launcher"]["podRequests"] == {"cpu": "1", "memory": "2Gi"}
+    # requests: 3 x (2, 8Gi, 2 GPUs) + 1 x (1, 2Gi); limits: 3 x (4, 16Gi, 2 GPUs) + 1 x (4, 16Gi)
+    assert view["totalRequests"] == {"cpu": "7", "memory": "26Gi", "nvidia.com/gpu": "6"}
+    # ... but the runtime's ssh-keys init container has no limit: the pods' cpu and memory limits are
+    # unbounded (the kubelet sets a pod-level limit only when every container has one), so only the
+    # GPUs have a total limit.
+    assert view["totalLimits"] == {"nvidia.com/gpu": "6"}
+    assert view["unboundedLimits"] == ["cpu", "memory"]
+
+
+def test_explain_runtime_without_ml_policy_by_hand() -> None:
+    rt = runtime(
+        [rjob("node", [container("node", {"limits": {"cpu": "1", "memory": "1Gi"}})], TRAINER_LABELS, parallelism=2)],
+        None,
+    )
+    tj = trainjob(
+        [patch("node", containers=[{"name": "node", "resources": {"limits": {"memory": "4Gi"}}}])], {"numNodes": 3}
+    )
+    (job,) = explain([rt, tj])["replicatedJobs"]
+    # plainml.go EnforceMLPolicy: numNodes (3) replaces the trainer job's parallelism (2). No mlPolicy:
+    # the node container is not the trainer's, the patch sizes it: limits cpu 1, memory 4Gi, requests
+    # defaulted from them; 3 pods.
+    assert job["pods"] == 3
+    assert job["containers"][0]["sources"]["limits"] == {"cpu": "runtime", "memory": "patch user.example.com/me"}
+    assert job["podRequests"] == {"cpu": "1", "memory": "4Gi"}
+
+
+SIDECAR = container("sidecar", {"requests": {"cpu": "1"}}, restartPolicy="Always")
+SETUP = container("setup", {"requests": {"cpu": "4"}})
+
+
+@pytest.mark.parametrize(
+    ("entries", "mode", "order", "cpu"),
+    [
+        # env stays on the TrainJob: the patch lists setup before sidecar, and the pod does too.
+        (
+            [
+                {"name": "setup", "env": [{"name": "A", "value": "1"}]},
+                {"name": "sidecar", "env": [{"name": "B", "value": "2"}]},
+            ],
+            "materialize",
+            ["setup", "sidecar"],
+            "4",
+        ),
+        # only resources: materialize takes them out, the entries go, the runtime's order stays.
+        (
+            [
+                {"name": "setup", "resources": {"requests": {"cpu": "4"}}},
+                {"name": "sidecar", "resources": {"requests": {"cpu": "1"}}},
+            ],
+            "materialize",
+            ["sidecar", "setup"],
+            "5",
+        ),
+        # native keeps every entry.
+        (
+            [
+                {"name": "setup", "resources": {"requests": {"cpu": "4"}}},
+                {"name": "sidecar", "resources": {"requests": {"cpu": "1"}}},
+            ],
+            "native",
+            ["setup", "sidecar"],
+            "4",
+        ),
+    ],
+    ids=["kept entries reorder", "removed entries do not", "native mode"],
+)
+def test_explain_init_order_by_hand(entries: list[dict[str, Any]], mode: str, order: list[str], cpu: str) -> None:
+    rt = runtime(
+        [rjob("node", [container("node", {"requests": {"cpu": "2"}})], TRAINER_LABELS, init=[SIDECAR, SETUP])],
+        {"torch": {}},
+    )
+    (job,) = explain([rt, trainjob([patch("node", initContainers=entries)])], config(mode=mode))["replicatedJobs"]
+    assert [c["name"] for c in job["containers"]] == [*order, "node"]
+    # sidecar, then setup: setup runs beside the sidecar, 4 + 1 = 5 > node + sidecar = 3.
+    # setup, then sidecar: setup alone, 4 > 3.
+    assert job["podRequests"]["cpu"] == cpu
+
+
+# Claims: a runtime patch replaces the list (ResourceRequirements.claims has no patch strategy),
+# in the derived runtime as kubectl's strategic merge computes it, and in native mode's effective resources.
+CLAIMED = {"limits": {"cpu": "1"}, "claims": [{"name": "gpu"}, {"name": "nic", "request": "a"}]}
+CLAIM_PATCHES = [{"claims": [{"name": "nic", "request": "b"}]}, {"limits": {"cpu": "2"}}]
+
+
+def claimed_runtime() -> dict[str, Any]:
+    return runtime(
+        [rjob("node", [container("node")], TRAINER_LABELS, init=[container("loader", copy.deepcopy(CLAIMED))])],
+        {"torch": {}},
+    )
+
+
+@pytest.mark.kubectl
+def test_materialized_claims_match_kubectl(kubectl: str, tmp_path: Any) -> None:
+    rt = claimed_runtime()
+    patches = [
+        patch("node", f"m{i}.example.com/p", initContainers=[{"name": "loader", "resources": r}])
+        for i, r in enumerate(CLAIM_PATCHES)
+    ]
+    out = render([rt, trainjob(patches)])
+    assert out.code == 0, out.errors()
+    (derived,) = out.of_kind("TrainingRuntime")
+    loader = derived["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "initContainers"
+    ][0]
+    pod: Any = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"initContainers": [container("loader", copy.deepcopy(CLAIMED))], "containers": [container("node")]},
+    }
+    for one in CLAIM_PATCHES:
+        pod = kubectl_patch(
+            kubectl, pod, {"spec": {"initContainers": [{"name": "loader", "resources": one}]}}, tmp_path / "pod.json"
+        )
+    expected = pod["spec"]["initContainers"][0]["resources"]
+    assert loader["resources"]["claims"] == expected["claims"] == [{"name": "nic", "request": "b"}]
+    assert loader["resources"]["limits"] == {"cpu": "2"} and expected["limits"] == {"cpu": "2"}
+
+
+def test_native_claims_are_replaced() -> None:
+    patches = [
+        patch("node", f"m{i}.example.com/p", initContainers=[{"name": "loader", "resources": r}])
+        for i, r in enumerate(CLAIM_PATCHES)
+    ]
+    raw = trainjob(patches)
+    tj, _ = parse_trainjob(raw)
+    bundle = index([Item(from_python(claimed_runtime()))])
+    (entry,) = bundle.runtimes.values()
+    assert tj is not None and entry.model is not None
+    sites = list(container_sites(tj, raw))
+    topo = topology(entry.model, tj, sites, "native")
+    effective = effective_resources(entry.jobs, sites, None, topo, native=True)
+    assert effective[("node", "initContainers", "loader")].requirements["claims"] == [{"name": "nic", "request": "b"}]

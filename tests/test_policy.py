@@ -369,7 +369,11 @@ def test_gpu_resource_names_are_configurable() -> None:
         ({"maxPerContainer": "{memory: 1Gi}"}, "data.maxPerContainer", "not a JSON object"),
         ({"maxPerContainer": "nvidia.com/gpu=-1"}, "data.maxPerContainer[nvidia.com/gpu]", "must not be negative"),
         ({"allowedResources": "[cpu]"}, "data.allowedResources", "not a JSON array"),
-        ({"allowGpuInSidecars": "maybe"}, "data.allowGpuInSidecars", "valid boolean"),
+        ({"allowGpuInSidecars": "maybe"}, "data.allowGpuInSidecars", "must be true or false, got 'maybe'"),
+        ({"allowGpuInSidecars": "off"}, "data.allowGpuInSidecars", "must be true or false, got 'off'"),
+        ({"allowGpuInSidecars": "no"}, "data.allowGpuInSidecars", "must be true or false, got 'no'"),
+        ({"allowGpuInSidecars": "N"}, "data.allowGpuInSidecars", "must be true or false, got 'N'"),
+        ({"allowGpuInSidecars": "0"}, "data.allowGpuInSidecars", "must be true or false, got '0'"),
         ({"namespacePolicy": "ignore"}, "data.namespacePolicy", "'error', 'warning' or 'off'"),
     ],
 )
@@ -381,6 +385,17 @@ def test_bad_policy_options_name_the_field(data: dict[str, str], path: str, mess
     assert message in violation.message
     out = render([runtime(), job()], config_map(**data))
     assert out.code == 1 and out.results[0]["field"]["path"] == path
+
+
+@pytest.mark.parametrize("value", [1, 0, "yes", "True"])
+def test_a_typed_boolean_is_true_or_false_only(value: object) -> None:
+    # The docs say true/false; pydantic's lax bool would also take these (issue 13).
+    with pytest.raises(ConfigError) as err:
+        parse_config(typed(allowGpuInSidecars=value))
+    (violation,) = err.value.violations
+    assert violation.path == "spec.allowGpuInSidecars"
+    assert violation.message == f"must be true or false, got {value!r}"
+    assert parse_config(typed(allowGpuInSidecars="false")).allow_gpu_in_sidecars is False
 
 
 def test_policy_options_are_parsed() -> None:

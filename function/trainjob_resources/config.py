@@ -130,6 +130,18 @@ def _decode_policy_options(data: dict[str, Any], prefix: str) -> tuple[dict[str,
                 continue
             quantities[str(name)] = quantity.canonical()
         out[key] = quantities
+    for key in _BOOLEAN_OPTIONS:
+        value = out.get(key)
+        if key not in out or isinstance(value, bool):
+            continue
+        # The docs promise true/false; pydantic alone would also take "no", "off", "n", 0 and 1.
+        if isinstance(value, str) and value in ("true", "false"):
+            out[key] = value == "true"
+        else:
+            violations.append(
+                Violation(f"{prefix}.{key}", f"must be true or false, got {value!r}", current_value=value)
+            )
+            out.pop(key)
     for key in _LIST_OPTIONS:
         value = out.get(key)
         if isinstance(value, str):

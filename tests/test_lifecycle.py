@@ -272,6 +272,10 @@ def test_a_derived_runtime_drops_ownership_and_deploy_metadata_and_says_it_is_de
         "app.kubernetes.io/managed-by": "Helm",
         "app.kubernetes.io/part-of": "platform",
         "argocd.argoproj.io/instance": "platform",
+        # charts/kubeflow-trainer/templates/runtimes/installer-job.yaml and cleanup-job.yaml delete
+        # every ClusterTrainingRuntime so labelled that is not in their manifest
+        "trainer.kubeflow.org/managed-by": "runtimes-installer",
+        "app.kubernetes.io/instance": "platform",  # Argo CD's default tracking label
     }
     annotations = {
         "meta.helm.sh/release-name": "trainer",

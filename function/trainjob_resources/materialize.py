@@ -62,10 +62,17 @@ _ORCHESTRATOR_PREFIXES = (
 # What changes how the cluster or a deployer treats a new object: the derived runtime is a new
 # object of this function's, not the base's. Upstream's runtime guide (docs/operator-guides/runtime.md,
 # "Skipping Webhook Validation"): runtimes you create or modify must omit webhook-validation.
+# Upstream's chart labels the runtimes it installs ``trainer.kubeflow.org/managed-by:
+# runtimes-installer`` and deletes every ClusterTrainingRuntime so labelled that is not in its
+# manifest (charts/kubeflow-trainer/templates/runtimes/installer-job.yaml, cleanup-job.yaml);
+# ``app.kubernetes.io/instance`` is Argo CD's default tracking label (the platform's app would
+# claim, then prune, the derived runtime).
 _OWNERSHIP_PREFIXES = ("meta.helm.sh/", "helm.sh/", "argocd.argoproj.io/", PREFIX, OLD_PREFIX)
 _DROPPED_KEYS = {
     "kubectl.kubernetes.io/last-applied-configuration",
     "trainer.kubeflow.org/webhook-validation",
+    "trainer.kubeflow.org/managed-by",
+    "app.kubernetes.io/instance",
 }
 
 

@@ -239,16 +239,31 @@ def test_no_op_overrides_are_stripped_and_derive_nothing(resources: Any) -> None
     assert render(out.items).items == out.items
 
 
-def test_an_override_equal_to_the_runtime_is_kept_for_the_next_render() -> None:
-    """It is recorded, so that if the base changes under it, it applies again (and then derives)."""
-    tj = job("a", {"limits": {"memory": "8Gi"}})
+@pytest.mark.parametrize("base", ["4Gi", "16Gi"], ids=["base shrinks", "base grows"])
+def test_an_override_equal_to_the_runtime_is_kept_but_not_applied_once_rendered(base: str) -> None:
+    """runtimeRef is immutable (CEL self == oldSelf, pkg/apis/trainer/v1alpha1/trainjob_types.go): a
+    TrainJob rendered on the base keeps it when the base moves away from its recorded override; a
+    warning says so and how to apply it; the override stays recorded, and re-render is a fixed point."""
+    tj = job("a", memory("8192Mi"))  # the runtime's 8Gi
     out = render([runtime(), tj])
     assert out.of_kind("TrainingRuntime") == []
     edited = copy.deepcopy(out.items)
-    container_of(base_of(edited), "node", "initContainers", "data-loader")["resources"] = memory("4Gi")
+    container_of(base_of(edited), "node", "initContainers", "data-loader")["resources"] = memory(base)
     again = render(edited)
-    (derived,) = again.of_kind("TrainingRuntime")
-    assert container_of(derived, "node", "initContainers", "data-loader")["resources"]["limits"]["memory"] == "8Gi"
+    assert again.code == 0, again.results
+    assert again.of_kind("TrainingRuntime") == []
+    assert refs(again) == refs(out) == {"a": {"name": "loader-runtime"}}
+    warnings = [r for r in again.results if r.get("severity") == "warning"]
+    assert len(warnings) == 1, again.results
+    (warning,) = warnings
+    assert warning["resourceRef"]["name"] == "a"
+    assert warning["field"]["path"].endswith("initContainers[0].resources")
+    assert "immutable" in warning["message"] and "Force=true,Replace=true" in warning["message"]
+    annotations = again.named("TrainJob", "a")["metadata"]["annotations"]
+    assert annotations[PREFIX + "resources"] == out.named("TrainJob", "a")["metadata"]["annotations"][PREFIX + "resources"]
+    assert render(again.items).items == again.items, "and that is a fixed point"
+    fresh = render([runtime(resources=memory(base)), tj])
+    assert len(fresh.of_kind("TrainingRuntime")) == 1, "a TrainJob rendered for the first time still derives"
 
 
 def test_a_container_whose_patch_says_nothing_is_not_touched_nor_named() -> None:

@@ -536,9 +536,13 @@ def _materialize(
     kind = config.derived_runtime_kind
     plan = memo.plan(entry, all_effective, sites, topo)
     derived: Derived | None = None
-    # Overrides equal to the runtime's derive nothing, unless the TrainJob already points at a
-    # derived runtime: a base edit must not take its (immutable) runtimeRef back.
-    if plan.effective and (not plan.unchanged or _was_derived(item)):
+    # runtimeRef is immutable (CEL self == oldSelf, pkg/apis/trainer/v1alpha1/trainjob_types.go):
+    # a TrainJob already rendered keeps the runtime it was rendered on, whichever way the base moves
+    # (overrides equal to the runtime's derive nothing; a derived runtime is never taken back).
+    held = bool(plan.effective) and not plan.unchanged and not _was_derived(item) and has_provenance(item.node)
+    if held:
+        outcome.violations.append(_held_back(plan, sites, entry))
+    elif plan.effective and (not plan.unchanged or _was_derived(item)):
         keyed = name_keyed_violations(trainjob, entry, [s for s in sites if s.key in plan.effective], kind)
         outcome.violations += keyed
         if any(v.severity == "error" for v in keyed):
@@ -573,12 +577,26 @@ def _materialize(
         outcome.changes += plan.described
     else:
         record_removed(Item(work), removed)
-        if not trainer_sites:
+        if held:
+            outcome.changes.append(f"resources kept in the annotations, not applied: runtimeRef stays {entry.display}")
+        elif not trainer_sites:
             outcome.changes.append(
                 f"resources that change nothing in runtime {entry.display} removed from runtimePatches; "
                 "runtimeRef unchanged, no runtime derived"
             )
     outcome.node = work
+
+
+def _held_back(plan: Plan, sites: list[ContainerSite], entry: RuntimeEntry) -> Violation:
+    site = next(s for s in sites if s.resources is not None and s.key in plan.effective)
+    return Violation(
+        site.resources_path,
+        f"this override now differs from {entry.display}, but the TrainJob was rendered on that runtime and "
+        "spec.runtimeRef is immutable (trainjob_types.go), so it is not applied (kept in the annotations): "
+        "to apply it, recreate the TrainJob (delete and apply; Argo CD: argocd.argoproj.io/sync-options: "
+        "Force=true,Replace=true; README, Lifecycle on a live cluster)",
+        severity="warning",
+    )
 
 
 def _rename_ref(work: MappingNode, raw: Any, name: str) -> Any:

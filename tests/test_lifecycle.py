@@ -259,8 +259,8 @@ def test_an_override_equal_to_the_runtime_is_kept_but_not_applied_once_rendered(
     assert warning["resourceRef"]["name"] == "a"
     assert warning["field"]["path"].endswith("initContainers[0].resources")
     assert "immutable" in warning["message"] and "Force=true,Replace=true" in warning["message"]
-    annotations = again.named("TrainJob", "a")["metadata"]["annotations"]
-    assert annotations[PREFIX + "resources"] == out.named("TrainJob", "a")["metadata"]["annotations"][PREFIX + "resources"]
+    recorded = out.named("TrainJob", "a")["metadata"]["annotations"][PREFIX + "resources"]
+    assert again.named("TrainJob", "a")["metadata"]["annotations"][PREFIX + "resources"] == recorded
     assert render(again.items).items == again.items, "and that is a fixed point"
     fresh = render([runtime(resources=memory(base)), tj])
     assert len(fresh.of_kind("TrainingRuntime")) == 1, "a TrainJob rendered for the first time still derives"

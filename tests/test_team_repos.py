@@ -7,6 +7,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from trainjob_resources.provenance import RUNTIME_REF
 
 from tests.support import container_patch, render, trainer_runtime, trainjob
@@ -91,6 +93,24 @@ def test_a_runtime_renamed_by_kustomize_is_found_by_its_previous_name_and_the_re
     assert [d["metadata"]["name"] for d in derived] == [jobs["sized"]["spec"]["runtimeRef"]["name"]]
     recorded = jobs["sized"]["metadata"]["annotations"][RUNTIME_REF]
     assert '"name":"team-a-torch"' in recorded, "a re-render resolves the new name directly"
+
+
+@pytest.mark.parametrize("mode", ["materialize", "native"])
+def test_a_renamed_local_config_runtime_is_resolved_but_the_ref_keeps_the_clusters_name(mode: str) -> None:
+    """A local-config runtime is never emitted: the cluster has it under its previous name, the one
+    the ref says (kustomize's previousNames); pointing the ref at the prefixed name is refused live."""
+    runtime = renamed(trainer_runtime("torch", [SIDECAR]), "team-a-torch")
+    runtime["metadata"]["annotations"].update(LOCAL_CONFIG)
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"mode": mode}}
+    rendered = render([runtime, sized(), plain()], config)
+    assert rendered.code == 0, rendered.errors()
+    jobs = {o["metadata"]["name"]: o for o in rendered.items if o["kind"] == "TrainJob"}
+    assert jobs["plain"]["spec"]["runtimeRef"] == {"name": "torch"}
+    if mode == "native":
+        assert jobs["sized"]["spec"]["runtimeRef"] == {"name": "torch"}
+    else:
+        assert '"name":"torch"' in jobs["sized"]["metadata"]["annotations"][RUNTIME_REF]
+    assert render(rendered.items, config).items == rendered.items
 
 
 def test_the_legacy_previous_names_annotation_works_too() -> None:

@@ -192,6 +192,9 @@ def _with_derived(
     return out
 
 
+LOCAL_CONFIG: Final = "config.kubernetes.io/local-config"
+
+
 def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: Memo | None = None) -> Outcome:
     """Resolve, validate and (in materialize mode) rewrite one TrainJob; ``item`` itself is not changed."""
     assert isinstance(item.node, MappingNode)
@@ -217,7 +220,10 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
     entry = resolution.entry
     if entry.model is None:
         return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
-    if resolution.renamed:
+    # A local-config runtime is a reference copy, never emitted: the cluster has it under the name
+    # the ref already says (kustomize's previousNames), so the ref keeps that name.
+    renamed = resolution.renamed and entry.item.annotation(LOCAL_CONFIG) != "true"
+    if renamed:
         work = work if work is not None else _copy(item.node)
         raw = _rename_ref(work, raw, entry.item.name)
     per_node = resources_per_node(trainjob)
@@ -230,7 +236,7 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
     if outcome.failed:
         return outcome
     if config.mode == "native" or not overrides:
-        if resolution.renamed:
+        if renamed:
             outcome.node = work
             outcome.changes.append(f"runtimeRef.name set to {entry.item.name!r}, the runtime's name after kustomize")
         elif work is not None and config.mode != "native":

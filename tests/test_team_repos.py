@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from trainjob_resources.provenance import RUNTIME_REF
 
 from tests.support import container_patch, render, trainer_runtime, trainjob

@@ -186,9 +186,69 @@ def test_the_mpi_node_job_is_the_trainer_s_on_a_deepspeed_runtime(labelled: bool
         [deepspeed(labelled), trainjob([patch("node", containers=[NODE_PATCH])])],
         config(trainerResources="moveToResourcesPerNode"),
     )
+    if labelled:  # the launcher is a trainer container too: see test_a_move_sizes_every_trainer_container
+        assert moved.code == 1
+        return
     assert moved.code == 0, moved.errors()
     assert moved.named("TrainJob", "tj")["spec"]["trainer"]["resourcesPerNode"]["limits"]["memory"] == "16Gi"
     assert moved.of_kind("TrainingRuntime") == []
+
+
+# trainingruntime.go newRuntimeInfo: with runLauncherAsNode and a labelled launcher, resourcesPerNode
+# sizes both launcher/node and node/node, so a move keeps the pods as patched only when the patches
+# leave both equal.
+DS_NODE = {"requests": {"cpu": "2", "memory": "64Gi"}, "limits": {"nvidia.com/gpu": 2}}
+DS_MOVES: list[tuple[str, bool, list[dict[str, Any]], dict[str, Any] | None]] = [
+    ("only node/node patched, launcher labelled", True, [patch("node", containers=[NODE_PATCH])], None),
+    (
+        "node/node and launcher/node patched differently",
+        True,
+        [
+            patch("node", containers=[{"name": "node", "resources": {"limits": {"memory": "64Gi"}}}]),
+            patch(
+                "launcher",
+                "b.example.com/m",
+                containers=[{"name": "node", "resources": {"limits": {"memory": "16Gi"}}}],
+            ),
+        ],
+        None,
+    ),
+    (
+        "both patched to the same resources",
+        True,
+        [
+            patch("node", containers=[{"name": "node", "resources": {"requests": {"memory": "64Gi"}}}]),
+            patch("launcher", "b.example.com/m", containers=[{"name": "node", "resources": DS_NODE}]),
+        ],
+        {"requests": {"cpu": "2", "memory": "64Gi"}, "limits": {"nvidia.com/gpu": 2}},
+    ),
+    (
+        "only node/node, launcher unlabelled",
+        False,
+        [patch("node", containers=[NODE_PATCH])],
+        {"limits": {"memory": "16Gi", "nvidia.com/gpu": 2}, "requests": {"cpu": "2"}},
+    ),
+]
+
+
+@pytest.mark.parametrize(("labelled", "patches", "expected"), [c[1:] for c in DS_MOVES], ids=[c[0] for c in DS_MOVES])
+def test_a_move_sizes_every_trainer_container(
+    labelled: bool, patches: list[dict[str, Any]], expected: dict[str, Any] | None
+) -> None:
+    move = config(trainerResources="moveToResourcesPerNode")
+    out = render([deepspeed(labelled), trainjob(copy.deepcopy(patches), {"numNodes": 3})], move)
+    if expected is None:
+        assert out.code == 1
+        ((path, message),) = [(p, m) for p, m in errors(out) if "cannot be moved" in m]
+        assert path.endswith("containers[0].resources")
+        assert "launcher/containers/node" in message and "node/containers/node" in message
+        return
+    assert out.code == 0, out.errors()
+    assert out.named("TrainJob", "tj")["spec"]["trainer"]["resourcesPerNode"] == expected
+    again = render(out.items, move)
+    assert again.items == out.items
+    summaries = [[r for r in x.results if "moved to" not in r["message"]] for x in (out, again)]
+    assert summaries[0] and summaries[0] == summaries[1], "a re-render of the output computes what the first did"
 
 
 def test_without_run_launcher_as_node_the_node_job_is_materialized() -> None:

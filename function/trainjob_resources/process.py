@@ -52,6 +52,7 @@ from .provenance import (
 from .records import MutableRecord, Record
 from .reporting import EMPTY_INPUT, Tally, reported
 from .runtime_name import name_keyed_violations
+from .runtime_view import TRAINER_CONTAINER
 from .sites import ContainerSite, container_sites, job_sites
 from .topology import Topology, topology
 from .validate import (
@@ -629,7 +630,36 @@ def _moved(
     patches = [s.resources for s in sites if s.resources is not None and topo.is_trainer(*s.key)]
     if not patches:
         return None, None
+    differ = _trainers_differ(entry, sites, topo)
+    if differ is not None:
+        return None, differ
     return moved_resources(patches, per_node, runtime_node_resources(entry.model, entry.jobs, topo))
+
+
+def _trainers_differ(entry: RuntimeEntry, sites: list[ContainerSite], topo: Topology) -> str | None:
+    """resourcesPerNode sizes every trainer container (``newRuntimeInfo``,
+    pkg/runtime/core/trainingruntime.go: with mpi.runLauncherAsNode, the labelled launcher and the
+    ``node`` job both): a move keeps the pods as patched only when the patches leave them all equal."""
+    if len(topo.trainers) < 2:
+        return None
+    composed: dict[str, dict[str, Any]] = {}
+    for site in sites:
+        if site.resources is not None and topo.is_trainer(*site.key):
+            composed[site.job] = compose_patches(composed.get(site.job), site.resources)
+    results: dict[str, dict[str, Any]] = {}
+    for job in sorted(topo.trainers):
+        info = entry.jobs.get(job)
+        container = info.containers.get(("containers", TRAINER_CONTAINER)) if info else None
+        results[job] = merge_requirements(container.resources if container is not None else {}, composed.get(job))
+    values = [_by_value(r) for r in results.values()]
+    if all(v == values[0] for v in values):
+        return None
+    named = ", ".join(f"{job}/containers/{TRAINER_CONTAINER} ({dump(r)})" for job, r in results.items())
+    return (
+        f"resourcesPerNode sizes all the trainer containers alike ({named}), but the patches leave them "
+        "different: give each of them the same resources in the patches, or write "
+        "spec.trainer.resourcesPerNode yourself (and no resources for these containers)"
+    )
 
 
 def _move_to_resources_per_node(work: MappingNode, moved: dict[str, Any], outcome: Outcome) -> None:

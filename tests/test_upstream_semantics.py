@@ -237,12 +237,17 @@ def test_a_move_sizes_every_trainer_container(
 ) -> None:
     move = config(trainerResources="moveToResourcesPerNode")
     out = render([deepspeed(labelled), trainjob(copy.deepcopy(patches), {"numNodes": 3})], move)
+    refused = render([deepspeed(labelled), trainjob(copy.deepcopy(patches), {"numNodes": 3})])
+    (error,) = [r for r in refused.errors() if "is sized by" in r["message"]][:1]
     if expected is None:
         assert out.code == 1
-        ((path, message),) = [(p, m) for p, m in errors(out) if "cannot be moved" in m]
-        assert path.endswith("containers[0].resources")
-        assert "launcher/containers/node" in message and "node/containers/node" in message
+        for rendered in (out, refused):
+            ((path, message),) = [(p, m) for p, m in errors(rendered) if "cannot be moved" in m]
+            assert path.endswith("containers[0].resources")
+            assert "launcher/containers/node" in message and "node/containers/node" in message
+        assert "proposedValue" not in error["field"], "the default error proposes no move that changes the pods"
         return
+    assert error["field"]["proposedValue"] == {"spec": {"trainer": {"resourcesPerNode": expected}}}
     assert out.code == 0, out.errors()
     assert out.named("TrainJob", "tj")["spec"]["trainer"]["resourcesPerNode"] == expected
     again = render(out.items, move)

@@ -268,7 +268,8 @@ def _validate(
     moved, problem = _moved(entry, sites, without_nulls(per_node), topo)
     for site in sites:
         out += validate_container_site(site, entry.jobs, display, config.trainer_resources, topo, moved)
-    if problem is not None and config.trainer_resources == "moveToResourcesPerNode":
+    # Several trainer containers: say why the default error proposes no resourcesPerNode either.
+    if problem is not None and (config.trainer_resources == "moveToResourcesPerNode" or len(topo.trainers) > 1):
         first = next(s for s in sites if s.resources is not None and topo.is_trainer(*s.key))
         out.append(Violation(first.resources_path, f"cannot be moved to spec.trainer.resourcesPerNode: {problem}"))
     if any(v.severity == "error" for v in out):

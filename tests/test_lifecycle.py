@@ -104,6 +104,23 @@ def test_a_trainjob_rendered_with_a_derived_runtime_keeps_it_when_the_base_catch
     )
 
 
+def test_a_derived_trainjob_whose_overrides_are_gone_is_warned_that_its_ref_goes_back() -> None:
+    """The recorded manager's patch is gone, so are its overrides: the runtimeRef goes back to the
+    base, which a live cluster refuses (runtimeRef is immutable, CEL self == oldSelf,
+    pkg/apis/trainer/v1alpha1/trainjob_types.go): a warning says so and how to recreate it."""
+    once = render([runtime(), job("a")])
+    written_back = copy.deepcopy(once.items)
+    tj = next(i for i in written_back if i["kind"] == "TrainJob")
+    tj["spec"]["runtimePatches"][0]["manager"] = "someone-else.example.com/m"
+    again = render(written_back)
+    assert again.code == 0, again.results
+    assert refs(again) == {"a": {"name": "loader-runtime"}}
+    (warning,) = [r for r in again.results if r["severity"] == "warning"]
+    assert warning["field"]["path"] == "spec.runtimeRef" and warning["resourceRef"]["name"] == "a"
+    assert "immutable" in warning["message"] and "Force=true,Replace=true" in warning["message"]
+    assert render(again.items).items == again.items
+
+
 def test_rendering_the_written_back_output_after_a_base_edit_keeps_runtime_refs() -> None:
     once = render([runtime(), job("a"), job("b", memory("32Gi"))])
     written_back = copy.deepcopy(once.items)

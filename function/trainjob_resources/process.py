@@ -243,6 +243,8 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
         elif work is not None and config.mode != "native":
             outcome.node = work
             outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
+            if _was_derived(item):
+                outcome.violations.append(_ref_restored(item))
         return outcome
     _materialize(item, work, trainjob, raw, entry, sites, effective, config, outcome, bundle, memo, topo)
     return outcome
@@ -593,6 +595,21 @@ def _materialize(
                 "runtimeRef unchanged, no runtime derived"
             )
     outcome.node = work
+
+
+def _ref_restored(item: Item) -> Violation:
+    """The overrides are gone (a patch or its manager removed): the ref goes back to the base, which
+    the API server refuses on an existing TrainJob (runtimeRef is immutable, trainjob_types.go)."""
+    ref = yn.get_path(item.node, "spec", "runtimeRef", "name")
+    was = yn.scalar(ref) if ref is not None else None
+    return Violation(
+        "spec.runtimeRef",
+        f"no resources in runtimePatches any more, so runtimeRef goes back from the derived runtime {was!r} "
+        "to the one written: spec.runtimeRef is immutable (trainjob_types.go), so a cluster that has this "
+        "TrainJob refuses the change: recreate the TrainJob (delete and apply; Argo CD: "
+        "argocd.argoproj.io/sync-options: Force=true,Replace=true; README, Lifecycle on a live cluster)",
+        severity="warning",
+    )
 
 
 def _held_back(plan: Plan, sites: list[ContainerSite], entry: RuntimeEntry) -> Violation:

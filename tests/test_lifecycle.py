@@ -279,6 +279,8 @@ def test_an_override_equal_to_the_runtime_is_kept_but_not_applied_once_rendered(
     recorded = out.named("TrainJob", "a")["metadata"]["annotations"][PREFIX + "resources"]
     assert again.named("TrainJob", "a")["metadata"]["annotations"][PREFIX + "resources"] == recorded
     assert render(again.items).items == again.items, "and that is a fixed point"
+    (summary,) = [r["message"] for r in again.results if r["message"].startswith("requests per pod")]
+    assert f"memory {base}" in summary, "the pods, so the quota checks, have the base's resources"
     fresh = render([runtime(resources=memory(base)), tj])
     assert len(fresh.of_kind("TrainingRuntime")) == 1, "a TrainJob rendered for the first time still derives"
 

@@ -232,8 +232,14 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
     memo = memo or Memo()
     found, effective = memo.validate(trainjob, per_node, entry, sites, config, topo)
     outcome = Outcome(crd_violations(raw, config.mode) + found)
+    held = False
+    if overrides and config.mode != "native" and not outcome.failed and work is not None and not _was_derived(item):
+        plan = memo.plan(entry, effective, sites, topo)
+        held = bool(plan.effective) and not plan.unchanged and has_provenance(item.node)
     if not outcome.failed:
-        outcome.violations += memo.evaluate(trainjob, per_node, item.namespace, entry, sites, bundle, config, topo)
+        # Overrides held back (see _materialize) size nothing: the pods are the base's.
+        policed = [_without_resources(s) if s.key in plan.effective else s for s in sites] if held else sites
+        outcome.violations += memo.evaluate(trainjob, per_node, item.namespace, entry, policed, bundle, config, topo)
     if outcome.failed:
         return outcome
     if config.mode == "native" or not overrides:
@@ -246,8 +252,12 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
             if _was_derived(item):
                 outcome.violations.append(_ref_restored(item))
         return outcome
-    _materialize(item, work, trainjob, raw, entry, sites, effective, config, outcome, bundle, memo, topo)
+    _materialize(item, work, trainjob, raw, entry, sites, effective, config, outcome, bundle, memo, topo, held)
     return outcome
+
+
+def _without_resources(site: ContainerSite) -> ContainerSite:
+    return ContainerSite(site.job_site, site.container_list, site.index, site.patch, None)
 
 
 def _validate(
@@ -540,8 +550,10 @@ def _materialize(
     bundle: Bundle,
     memo: Memo,
     topo: Topology,
+    held: bool,
 ) -> None:
-    """Rewrite the TrainJob (in place when nothing was restored: it is valid, so it changes anyway)."""
+    """Rewrite the TrainJob (in place when nothing was restored: it is valid, so it changes anyway).
+    ``held``: the TrainJob was rendered on its runtime and its overrides now differ from it."""
     trainer_sites = [s for s in sites if s.resources is not None and topo.is_trainer(*s.key)]
     kind = config.derived_runtime_kind
     plan = memo.plan(entry, all_effective, sites, topo)
@@ -549,7 +561,6 @@ def _materialize(
     # runtimeRef is immutable (CEL self == oldSelf, pkg/apis/trainer/v1alpha1/trainjob_types.go):
     # a TrainJob already rendered keeps the runtime it was rendered on, whichever way the base moves
     # (overrides equal to the runtime's derive nothing; a derived runtime is never taken back).
-    held = bool(plan.effective) and not plan.unchanged and not _was_derived(item) and has_provenance(item.node)
     if held:
         outcome.violations.append(_held_back(plan, sites, entry))
     elif plan.effective and (not plan.unchanged or _was_derived(item)):

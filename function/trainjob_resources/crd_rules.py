@@ -146,9 +146,16 @@ _OWN_EXTENSION = re.compile(r".*\.(initContainers|containers)\[\d+\]\.resources\
 def _has_directive(value: Any) -> bool:
     """Whether any map key below ``value`` starts with ``$`` (cheap: the common answer is no)."""
     if isinstance(value, dict):
-        return any((type(k) is str and k.startswith("$")) or _has_directive(v) for k, v in value.items())
+        for key, child in value.items():
+            if type(key) is str and key[:1] == "$":
+                return True
+            if isinstance(child, (dict, list)) and _has_directive(child):
+                return True
+        return False
     if isinstance(value, list):
-        return any(_has_directive(v) for v in value)
+        for child in value:
+            if isinstance(child, (dict, list)) and _has_directive(child):
+                return True
     return False
 
 

@@ -50,7 +50,7 @@ OrderKey = tuple[str, ContainerList]
 class Topology(Record):
     """What one TrainJob's patches make of its runtime's replicated jobs (hashable: a memo key)."""
 
-    __slots__ = ("ancestors", "orders", "trainers")
+    __slots__ = ("_hash", "ancestors", "orders", "trainers")
 
     def __init__(
         self,
@@ -61,6 +61,10 @@ class Topology(Record):
         self.ancestors: Final = ancestors  # (job, patched ancestor label or None), in runtime order
         self.trainers: Final = trainers  # the jobs whose ``node`` container resourcesPerNode sizes
         self.orders: Final = orders  # container order of each list a kept patch reorders
+        self._hash: Final = hash((ancestors, orders, trainers))  # hashed in several memo keys per TrainJob
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def ancestor(self, job: str) -> str | None:
         return dict(self.ancestors).get(job)

@@ -8,7 +8,6 @@ releases: ``config.kubernetes.io/previousNames``), a comma-separated list.
 
 from __future__ import annotations
 
-import difflib
 from typing import Final
 
 from .krm import Item
@@ -239,6 +238,8 @@ def resolve(bundle: Bundle, ref: RuntimeRef, namespace: str, overrides: bool = T
 
 def _close_name(bundle: Bundle, kind: str, namespace: str, name: str) -> str | None:
     """The runtime name of ``kind`` (in ``namespace``) closest to a misspelled ``name``, if one is close."""
+    import difflib  # only for an error (as in models): not worth its import on every render
+
     names = sorted({n for (k, ns, n) in bundle.runtimes if k == kind and ns == namespace})
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
     return close[0] if close else None

@@ -91,19 +91,13 @@ def _pod(pod: Mapping[str, Any], path: str) -> list[Violation]:
             )
         )
     for field, most, key in _POD_LISTS:
-        entries = pod.get(field) or []
-        out += _max_items(entries, f"{path}.{field}", most)
-        if key is not None:
-            out += _unique(entries, f"{path}.{field}", key)
+        out += _list(pod.get(field), path, field, most, key)
     for field in ("initContainers", "containers"):
         for c, container in enumerate(pod.get(field) or []):
             where = fieldpath.index(f"{path}.{field}", c)
             out += _length(container.get("name"), f"{where}.name", 253, 1)
             for list_field, most, key in _CONTAINER_LISTS:
-                entries = container.get(list_field) or []
-                out += _max_items(entries, f"{where}.{list_field}", most) + _unique(
-                    entries, f"{where}.{list_field}", key
-                )
+                out += _list(container.get(list_field), where, list_field, most, key)
     return out
 
 
@@ -113,11 +107,7 @@ def _trainer(trainer: Any) -> list[Violation]:
     path = "spec.trainer"
     out = _length(trainer.get("image"), f"{path}.image", 500)
     for field, most, key in _TRAINER_LISTS:
-        entries = trainer.get(field)
-        if isinstance(entries, list):
-            out += _max_items(entries, f"{path}.{field}", most)
-            if key is not None:
-                out += _unique(entries, f"{path}.{field}", key)
+        out += _list(trainer.get(field), path, field, most, key)
     num_nodes = trainer.get("numNodes")
     if isinstance(num_nodes, int) and num_nodes < 0:
         out.append(Violation(f"{path}.numNodes", "should be greater than or equal to 0", current_value=num_nodes))
@@ -146,9 +136,16 @@ _OWN_EXTENSION = re.compile(r".*\.(initContainers|containers)\[\d+\]\.resources\
 def _has_directive(value: Any) -> bool:
     """Whether any map key below ``value`` starts with ``$`` (cheap: the common answer is no)."""
     if isinstance(value, dict):
-        return any((type(k) is str and k.startswith("$")) or _has_directive(v) for k, v in value.items())
+        for key, child in value.items():
+            if type(key) is str and key[:1] == "$":
+                return True
+            if isinstance(child, (dict, list)) and _has_directive(child):
+                return True
+        return False
     if isinstance(value, list):
-        return any(_has_directive(v) for v in value)
+        for child in value:
+            if isinstance(child, (dict, list)) and _has_directive(child):
+                return True
     return False
 
 
@@ -193,6 +190,18 @@ def _length(value: Any, path: str, most: int, least: int = 0) -> list[Violation]
     if len(value) < least:
         return [Violation(path, f"may not be empty (the TrainJob CRD's MinLength is {least})", current_value=value)]
     return []
+
+
+def _list(entries: Any, parent: str, field: str, most: int, key: str | None) -> list[Violation]:
+    """``_max_items`` and ``_unique`` of the list at ``parent.field``; its path is only built for a
+    list that could break either (a list of one can neither be too long nor hold a duplicate)."""
+    if not isinstance(entries, list) or len(entries) < 2:
+        return []
+    path = f"{parent}.{field}"
+    out = _max_items(entries, path, most)
+    if key is not None:
+        out += _unique(entries, path, key)
+    return out
 
 
 def _max_items(entries: Any, path: str, most: int) -> list[Violation]:

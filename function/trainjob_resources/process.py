@@ -301,6 +301,7 @@ class Memo:
         "checked",
         "clean",
         "derived",
+        "dumped",
         "evaluated",
         "managers",
         "names",
@@ -320,7 +321,8 @@ class Memo:
         # the last item keeps the effective resources alive, so that their ids in the key stay theirs
         self.plans: dict[Any, tuple[Plan, Any]] = {}
         self.checked: dict[str, list[Violation]] = {}
-        self.names: dict[tuple[int, str], str] = {}
+        self.names: dict[tuple[int, str, str, str], str] = {}
+        self.dumped: dict[int, tuple[str, dict[str, Any]]] = {}
         self.evaluated: dict[tuple[int, str, Topology, str], list[Violation]] = {}
 
     def validate(
@@ -448,7 +450,12 @@ class Memo:
         return found[0]
 
     def derived_name(self, entry: RuntimeEntry, kind: str, namespace: str, overrides: dict[str, Any]) -> str:
-        key = (id(entry), dump([kind, namespace, overrides]))  # entries live as long as this render
+        # A memoized plan's overrides are one object for all its TrainJobs: dumped once per object
+        # (``dumped`` keeps it alive, so that its id stays its own).
+        known = self.dumped.get(id(overrides))
+        if known is None:
+            known = self.dumped[id(overrides)] = (dump(overrides), overrides)
+        key = (id(entry), kind, namespace, known[0])  # entries live as long as this render
         name = self.names.get(key)
         if name is None:
             name = self.names[key] = derived_name(entry.item, kind, namespace, overrides)

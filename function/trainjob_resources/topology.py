@@ -50,7 +50,7 @@ OrderKey = tuple[str, ContainerList]
 class Topology(Record):
     """What one TrainJob's patches make of its runtime's replicated jobs (hashable: a memo key)."""
 
-    __slots__ = ("ancestors", "orders", "trainers")
+    __slots__ = ("_hash", "ancestors", "orders", "trainers")
 
     def __init__(
         self,
@@ -61,6 +61,23 @@ class Topology(Record):
         self.ancestors: Final = ancestors  # (job, patched ancestor label or None), in runtime order
         self.trainers: Final = trainers  # the jobs whose ``node`` container resourcesPerNode sizes
         self.orders: Final = orders  # container order of each list a kept patch reorders
+        self._hash: Final = hash((ancestors, orders, trainers))  # hashed in several memo keys per TrainJob
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        """``Record``'s equality, without building two tuples: memo lookups that hit compare
+        one TrainJob's topology with another's."""
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Topology)
+        return (
+            self._hash == other._hash
+            and self.ancestors == other.ancestors
+            and self.orders == other.orders
+            and self.trainers == other.trainers
+        )
 
     def ancestor(self, job: str) -> str | None:
         return dict(self.ancestors).get(job)

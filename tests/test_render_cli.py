@@ -485,3 +485,52 @@ spec:
     assert "LimitRange ml-team/caps" in err
     code, _, err = run(["-"], capsys, monkeypatch, stdin=stdin.replace("memory: 32Gi", "memory: 128Gi"))
     assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("kustomization", "message"),
+    [
+        ("Resources: [../../../../tmp/victim]\n", "Resources: not a kustomization field"),
+        ("<<: {resources: [../../../../tmp/victim]}\n", "a YAML merge key (<<)"),
+        ("resources: [cm.yaml]\nresources: [../../../../tmp/victim]\n", "duplicate mapping key 'resources'"),
+        ("configMapGenerator: [{name: a, files: [k=http://127.0.0.1:9/x]}]\n", "k=http://127.0.0.1:9/x: a URL"),
+        ("secretGenerator: [{name: a, envs: [https://127.0.0.1:9/x]}]\n", "https://127.0.0.1:9/x: a URL"),
+        ("patches: [{path: http://127.0.0.1:9/p.yaml}]\n", "http://127.0.0.1:9/p.yaml: a URL"),
+        ("patchesStrategicMerge: [http://127.0.0.1:9/p.yaml]\n", "http://127.0.0.1:9/p.yaml: a URL"),
+        ("openapi: {path: /etc/passwd}\n", "/etc/passwd: a URL or absolute path"),
+        ("crds: [http://127.0.0.1:9/c.json]\n", "http://127.0.0.1:9/c.json: a URL"),
+        ("configurations: [http://127.0.0.1:9/c.yaml]\n", "http://127.0.0.1:9/c.yaml: a URL"),
+        ("replacements: [{path: http://127.0.0.1:9/r.yaml}]\n", "http://127.0.0.1:9/r.yaml: a URL"),
+    ],
+)
+def test_a_kustomization_read_otherwise_by_kustomize_or_naming_urls_is_refused(
+    kustomization: str,
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Go reads field names case-insensitively, merge keys and the last of duplicate keys; kustomize
+    fetches URLs in every file field: render refuses each before kustomize runs."""
+    write(tmp_path / "app" / "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    write(tmp_path / "app" / "kustomization.yaml", kustomization)
+    monkeypatch.chdir(tmp_path / "app")
+    code, out, err = run(["."], capsys, monkeypatch)
+    assert (code, out) == (1, "")
+    assert f"./kustomization.yaml: {message}" in err
+
+
+def test_urls_in_annotations_and_literals_are_values_not_files(
+    kubectl: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(Path(kubectl).parent))
+    write(tmp_path / "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    write(
+        tmp_path / "kustomization.yaml",
+        "resources: [cm.yaml]\ncommonAnnotations: {path: 'https://example.com/docs'}\n"
+        "configMapGenerator: [{name: b, literals: [path=https://example.com/x]}]\n",
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["."], capsys, monkeypatch)
+    assert code == 0, err
+    assert "https://example.com/docs" in out and "https://example.com/x" in out

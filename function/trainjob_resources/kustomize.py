@@ -73,6 +73,22 @@ DEFAULT_TIMEOUT = 60.0
 MAX_STDERR = 64 * 1024
 _REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/)")
 _NAME = "trainjob-resources"
+# The fields of kustomize's Kustomization (api/types/kustomization.go), spelled exactly: Go decodes
+# them case-insensitively, so ``Resources:`` would name a base this walker never checked.
+KNOWN_FIELDS = frozenset(
+    {
+        "apiVersion", "kind", "metadata", "openapi", "namePrefix", "nameSuffix", "namespace",
+        "commonLabels", "labels", "commonAnnotations", "patchesStrategicMerge", "patchesJson6902",
+        "patches", "images", "replacements", "replicas", "vars", "sortOptions", "resources", "bases",
+        "components", "crds", "configMapGenerator", "secretGenerator", "helmGlobals", "helmCharts",
+        "helmChartInflationGenerator", "generatorOptions", "configurations", "generators",
+        "transformers", "validators", "buildMetadata", "imageTags",
+    }
+)  # fmt: skip
+# Values, not files (lowercased, at any depth): not looked into.
+_NOT_FILES = frozenset({"metadata", "commonlabels", "labels", "commonannotations", "annotations", "images", "literals"})
+# Fields (lowercased, at any depth) whose values kustomize loads as files, or fetches when a URL.
+PATH_FIELDS = frozenset({"files", "envs", "env", "path", "patchesstrategicmerge", "crds", "configurations"})
 # kustomize drops local-config objects from its output, but under kustomize this function sees them
 # (kustomize removes them after its transformers): in the private copy the annotation is renamed to
 # LOCAL_MARK, and restored on the built objects before render applies the function.
@@ -178,6 +194,7 @@ class _Walker:
         node = _parse_one(self.reader, real_file, file_label)
         if not isinstance(node, MappingNode):
             raise RenderError(f"{shown(file_label)}: not a kustomization (the document is not a mapping)")
+        _check_fields(node, file_label)
         kustomization = Kustomization(real_dir, label, name, node)
         self.plan.kustomizations[real_dir] = kustomization
         for key in HELM_FIELDS:
@@ -262,6 +279,46 @@ class _Walker:
             f"{where}: {shown(api_version)} {shown(kind)} runs {what}; render runs no plugin or function a "
             "repository names (only trainjob-resources' own config is taken out and applied by render)"
         )
+
+
+def _check_fields(node: MappingNode, label: str) -> None:
+    """Refuses what kustomize would read differently from this walker (duplicate keys, merge keys,
+    fields spelled otherwise) and any URL or absolute path among the files kustomize loads."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    from . import yamlnodes as yn
+
+    try:
+        yn.check_duplicate_keys(node)
+    except yn.DuplicateKeyError as err:
+        raise RenderError(f"{shown(label)}: {shown(err)}") from None
+    for key, _ in node.value:
+        name = yn.scalar(key)
+        if key.tag == yn.MERGE_TAG or name == "<<":
+            raise RenderError(f"{shown(label)}: a YAML merge key (<<): write the fields out")
+        if name not in KNOWN_FIELDS:
+            raise RenderError(
+                f"{shown(label)}: {shown(name)}: not a kustomization field (spelled exactly) render knows"
+            )
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        current, is_path = stack.pop()
+        if isinstance(current, MappingNode):
+            for key, value in current.value:
+                if key.tag == yn.MERGE_TAG or yn.scalar(key) == "<<":
+                    raise RenderError(f"{shown(label)}: a YAML merge key (<<): write the fields out")
+                field_name = str(yn.scalar(key)).lower()
+                if field_name not in _NOT_FILES:
+                    stack.append((value, field_name in PATH_FIELDS))
+        elif isinstance(current, SequenceNode):
+            stack.extend((entry, is_path) for entry in current.value)
+        elif is_path and isinstance(current, ScalarNode) and "\n" not in current.value:
+            path = current.value.split("=", 1)[-1]  # a generator's files: entry may be key=path
+            if "://" in path or os.path.isabs(path):
+                raise RenderError(
+                    f"{shown(label)}: {shown(current.value)}: a URL or absolute path; render reads only files "
+                    "inside the repository and fetches nothing"
+                )
 
 
 def _entries(node: MappingNode, key: str) -> Iterator[tuple[int, str]]:

@@ -343,6 +343,98 @@ def test_a_kustomization_is_built_then_rendered(
     assert sorted(map(key, objects)) == sorted(map(key, expected)), "same objects as kustomize running the function"
 
 
+def test_a_namePrefix_overlay_renders_as_kustomize_running_the_function(
+    kubectl: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain build keeps no previousNames: render keeps each runtime's name through the build, so
+    renamed runtimes resolve as under kustomize (the overlay's exec golden)."""
+    monkeypatch.setenv("PATH", str(Path(kubectl).parent))
+    monkeypatch.chdir(EXAMPLES / "overlay-multi")
+    code, out, err = run(["overlays/team-a"], capsys, monkeypatch)
+    assert (code, err) == (0, "")
+    expected = documents((EXAMPLES / "overlay-multi" / "overlays" / "team-a" / "expected.yaml").read_text())
+
+    def key(obj: dict[str, Any]) -> str:
+        return json.dumps(obj, sort_keys=True)
+
+    assert sorted(map(key, documents(out))) == sorted(map(key, expected))
+
+
+def _runtime(kind: str, name: str, namespace: str = "") -> str:
+    where = f"\n  namespace: {namespace}" if namespace else ""
+    return RUNTIME.replace("kind: ClusterTrainingRuntime", f"kind: {kind}", 1).replace(
+        "name: pytorch-distributed", f"name: {name}{where}", 1
+    )
+
+
+def test_renamed_runtimes_resolve_by_kind_and_absent_ones_stay_untouched(
+    kubectl: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(Path(kubectl).parent))
+    assert "kind: ClusterTrainingRuntime" in RUNTIME and "name: pytorch-distributed" in RUNTIME
+    write(tmp_path / "base" / "runtime.yaml", _runtime("TrainingRuntime", "shared", "ml"))
+    jobs = [
+        ("to-namespaced", "{name: shared, kind: TrainingRuntime}"),
+        ("to-cluster", "{name: shared}"),  # the ClusterTrainingRuntime 'shared' is not in the build
+        ("to-absent", "{name: elsewhere, kind: TrainingRuntime}"),
+    ]
+    write(
+        tmp_path / "base" / "jobs.yaml",
+        "---\n".join(
+            f"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {{name: {name}, namespace: ml}}\n"
+            f"spec:\n  runtimeRef: {ref}\n"
+            for name, ref in jobs
+        ),
+    )
+    write(tmp_path / "base" / "kustomization.yaml", "resources: [runtime.yaml, jobs.yaml]\n")
+    write(tmp_path / "overlay" / "kustomization.yaml", "namePrefix: team-\nresources: [../base]\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["overlay"], capsys, monkeypatch)
+    assert code == 0, err
+    objects = documents(out)
+    refs = {o["metadata"]["name"]: o["spec"]["runtimeRef"] for o in by_kind(objects, "TrainJob")}
+    assert refs == {
+        "team-to-namespaced": {"name": "team-shared", "kind": "TrainingRuntime"},
+        "team-to-cluster": {"name": "shared"},
+        "team-to-absent": {"name": "elsewhere", "kind": "TrainingRuntime"},
+    }
+    (runtime,) = by_kind(objects, "TrainingRuntime")
+    assert "annotations" not in runtime["metadata"], "render's marks and previousNames are not printed"
+
+
+def test_local_config_runtimes_in_a_kustomization_are_read_not_printed(
+    kubectl: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kustomize drops local-config objects from its output; under kustomize the function still sees
+    them, and so it does under render. Only real annotation keys are rewritten for the build."""
+    monkeypatch.setenv("PATH", str(Path(kubectl).parent))
+    local = RUNTIME.replace(
+        "metadata:\n", 'metadata:\n  annotations: {"config.kubernetes.io/local-config": "true"}\n', 1
+    )
+    assert local != RUNTIME
+    write(tmp_path / "runtime.yaml", local)
+    write(tmp_path / "trainjob.yaml", TRAINJOB)
+    text = "config.kubernetes.io/local-config: true\n"
+    write(tmp_path / "data.yaml", text)
+    write(
+        tmp_path / "cm.yaml",
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: notes}}\ndata:\n  note: {json.dumps(text)}\n",
+    )
+    write(
+        tmp_path / "kustomization.yaml",
+        "resources: [runtime.yaml, trainjob.yaml, cm.yaml]\n"
+        "configMapGenerator: [{name: gen, files: [data.yaml], options: {disableNameSuffixHash: true}}]\n",
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["."], capsys, monkeypatch)
+    assert code == 0, err
+    objects = documents(out)
+    assert not by_kind(objects, "ClusterTrainingRuntime"), "the local-config runtime is not printed"
+    assert by_kind(objects, "TrainingRuntime"), "the TrainJob was materialized against it"
+    data = {o["metadata"]["name"]: o["data"] for o in by_kind(objects, "ConfigMap")}
+    assert data == {"notes": {"note": text}, "gen": {"data.yaml": text}}
+
+
 def test_help_and_usage(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         render_cli.main(["--help"])
@@ -393,3 +485,52 @@ spec:
     assert "LimitRange ml-team/caps" in err
     code, _, err = run(["-"], capsys, monkeypatch, stdin=stdin.replace("memory: 32Gi", "memory: 128Gi"))
     assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("kustomization", "message"),
+    [
+        ("Resources: [../../../../tmp/victim]\n", "Resources: not a kustomization field"),
+        ("<<: {resources: [../../../../tmp/victim]}\n", "a YAML merge key (<<)"),
+        ("resources: [cm.yaml]\nresources: [../../../../tmp/victim]\n", "duplicate mapping key 'resources'"),
+        ("configMapGenerator: [{name: a, files: [k=http://127.0.0.1:9/x]}]\n", "k=http://127.0.0.1:9/x: a URL"),
+        ("secretGenerator: [{name: a, envs: [https://127.0.0.1:9/x]}]\n", "https://127.0.0.1:9/x: a URL"),
+        ("patches: [{path: http://127.0.0.1:9/p.yaml}]\n", "http://127.0.0.1:9/p.yaml: a URL"),
+        ("patchesStrategicMerge: [http://127.0.0.1:9/p.yaml]\n", "http://127.0.0.1:9/p.yaml: a URL"),
+        ("openapi: {path: /etc/passwd}\n", "/etc/passwd: a URL or absolute path"),
+        ("crds: [http://127.0.0.1:9/c.json]\n", "http://127.0.0.1:9/c.json: a URL"),
+        ("configurations: [http://127.0.0.1:9/c.yaml]\n", "http://127.0.0.1:9/c.yaml: a URL"),
+        ("replacements: [{path: http://127.0.0.1:9/r.yaml}]\n", "http://127.0.0.1:9/r.yaml: a URL"),
+    ],
+)
+def test_a_kustomization_read_otherwise_by_kustomize_or_naming_urls_is_refused(
+    kustomization: str,
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Go reads field names case-insensitively, merge keys and the last of duplicate keys; kustomize
+    fetches URLs in every file field: render refuses each before kustomize runs."""
+    write(tmp_path / "app" / "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    write(tmp_path / "app" / "kustomization.yaml", kustomization)
+    monkeypatch.chdir(tmp_path / "app")
+    code, out, err = run(["."], capsys, monkeypatch)
+    assert (code, out) == (1, "")
+    assert f"./kustomization.yaml: {message}" in err
+
+
+def test_urls_in_annotations_and_literals_are_values_not_files(
+    kubectl: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(Path(kubectl).parent))
+    write(tmp_path / "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    write(
+        tmp_path / "kustomization.yaml",
+        "resources: [cm.yaml]\ncommonAnnotations: {path: 'https://example.com/docs'}\n"
+        "configMapGenerator: [{name: b, literals: [path=https://example.com/x]}]\n",
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["."], capsys, monkeypatch)
+    assert code == 0, err
+    assert "https://example.com/docs" in out and "https://example.com/x" in out

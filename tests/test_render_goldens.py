@@ -69,10 +69,13 @@ def test_the_goldens_cover_what_issue_13_asks() -> None:
         "argocd-cannot-loosen-the-platform": "1",
         "config-among-inputs": "0",
         "kustomization-sets-the-policy": "1",
+        "local-config-runtime-in-kustomization": "0",
         "reference-runtimes": "0",
     }
     assert "16Gi" in (RENDER / "kustomization-sets-the-policy" / "stderr").read_text()
     assert "TrainJobResources" not in (RENDER / "config-among-inputs" / "stdout").read_text()
+    local = (RENDER / "local-config-runtime-in-kustomization" / "stdout").read_text()
+    assert "kind: ClusterTrainingRuntime" not in local and "derived-from: ClusterTrainingRuntime/" in local
 
 
 def regenerate() -> None:

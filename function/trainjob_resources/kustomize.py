@@ -26,7 +26,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,8 @@ from .sources import MAX_FOLDER_DEPTH, Reader, RenderError, Root, shown
 
 if TYPE_CHECKING:
     from yaml.nodes import MappingNode, Node
+
+    from .krm import Item
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 BASE_FIELDS = ("resources", "bases", "components")
@@ -71,6 +73,35 @@ DEFAULT_TIMEOUT = 60.0
 MAX_STDERR = 64 * 1024
 _REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/)")
 _NAME = "trainjob-resources"
+# The fields of kustomize's Kustomization (api/types/kustomization.go), spelled exactly: Go decodes
+# them case-insensitively, so ``Resources:`` would name a base this walker never checked.
+KNOWN_FIELDS = frozenset(
+    {
+        "apiVersion", "kind", "metadata", "openapi", "namePrefix", "nameSuffix", "namespace",
+        "commonLabels", "labels", "commonAnnotations", "patchesStrategicMerge", "patchesJson6902",
+        "patches", "images", "replacements", "replicas", "vars", "sortOptions", "resources", "bases",
+        "components", "crds", "configMapGenerator", "secretGenerator", "helmGlobals", "helmCharts",
+        "helmChartInflationGenerator", "generatorOptions", "configurations", "generators",
+        "transformers", "validators", "buildMetadata", "imageTags",
+    }
+)  # fmt: skip
+# Values, not files (lowercased, at any depth): not looked into.
+_NOT_FILES = frozenset({"metadata", "commonlabels", "labels", "commonannotations", "annotations", "images", "literals"})
+# Fields (lowercased, at any depth) whose values kustomize loads as files, or fetches when a URL.
+PATH_FIELDS = frozenset({"files", "envs", "env", "path", "patchesstrategicmerge", "crds", "configurations"})
+# kustomize drops local-config objects from its output, but under kustomize this function sees them
+# (kustomize removes them after its transformers): in the private copy the annotation is renamed to
+# LOCAL_MARK, and restored on the built objects before render applies the function.
+LOCAL_CONFIG = "config.kubernetes.io/local-config"
+LOCAL_MARK = "internal.trainjob-resources.io/local-config"
+# A plain build keeps no previousNames (kustomize strips its build annotations), so each runtime's
+# name in its file is kept in NAME_MARK and turned into the previousNames annotation the function
+# resolves renamed runtimes through, as it does under kustomize.
+NAME_MARK = "internal.trainjob-resources.io/name"
+PREVIOUS_NAMES = "internal.config.kubernetes.io/previousNames"
+PREVIOUS_KINDS = "internal.config.kubernetes.io/previousKinds"
+RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
+TRAINER_GROUP = "trainer.kubeflow.org"
 
 
 @dataclass
@@ -99,6 +130,7 @@ class Plan:
     label: str
     kustomizations: dict[str, Kustomization] = field(default_factory=dict)
     configs: list[FoundConfig] = field(default_factory=list)
+    resource_files: set[str] = field(default_factory=set)  # real paths of files listed as resources
     user_origins: bool = False  # the kustomization asks for origin annotations in its output itself
 
 
@@ -162,6 +194,7 @@ class _Walker:
         node = _parse_one(self.reader, real_file, file_label)
         if not isinstance(node, MappingNode):
             raise RenderError(f"{shown(file_label)}: not a kustomization (the document is not a mapping)")
+        _check_fields(node, file_label)
         kustomization = Kustomization(real_dir, label, name, node)
         self.plan.kustomizations[real_dir] = kustomization
         for key in HELM_FIELDS:
@@ -175,7 +208,9 @@ class _Walker:
                 found = self.reference(kustomization, f"{file_label}: {key}[{index}]", entry)
                 if found[1]:
                     self.walk(found[0], os.path.join(label, entry), plugins=False, depth=depth + 1)
-                elif plugins:
+                    continue
+                self.plan.resource_files.add(found[0])
+                if plugins:
                     for doc in _parse_all(self.reader, found[0], os.path.join(label, entry)):
                         self.classify(doc, f"{file_label}: {key}[{index}] ({shown(entry)})", None)
         for key in PLUGIN_FIELDS:
@@ -244,6 +279,46 @@ class _Walker:
             f"{where}: {shown(api_version)} {shown(kind)} runs {what}; render runs no plugin or function a "
             "repository names (only trainjob-resources' own config is taken out and applied by render)"
         )
+
+
+def _check_fields(node: MappingNode, label: str) -> None:
+    """Refuses what kustomize would read differently from this walker (duplicate keys, merge keys,
+    fields spelled otherwise) and any URL or absolute path among the files kustomize loads."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    from . import yamlnodes as yn
+
+    try:
+        yn.check_duplicate_keys(node)
+    except yn.DuplicateKeyError as err:
+        raise RenderError(f"{shown(label)}: {shown(err)}") from None
+    for key, _ in node.value:
+        name = yn.scalar(key)
+        if key.tag == yn.MERGE_TAG or name == "<<":
+            raise RenderError(f"{shown(label)}: a YAML merge key (<<): write the fields out")
+        if name not in KNOWN_FIELDS:
+            raise RenderError(
+                f"{shown(label)}: {shown(name)}: not a kustomization field (spelled exactly) render knows"
+            )
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        current, is_path = stack.pop()
+        if isinstance(current, MappingNode):
+            for key, value in current.value:
+                if key.tag == yn.MERGE_TAG or yn.scalar(key) == "<<":
+                    raise RenderError(f"{shown(label)}: a YAML merge key (<<): write the fields out")
+                field_name = str(yn.scalar(key)).lower()
+                if field_name not in _NOT_FILES:
+                    stack.append((value, field_name in PATH_FIELDS))
+        elif isinstance(current, SequenceNode):
+            stack.extend((entry, is_path) for entry in current.value)
+        elif is_path and isinstance(current, ScalarNode) and "\n" not in current.value:
+            path = current.value.split("=", 1)[-1]  # a generator's files: entry may be key=path
+            if "://" in path or os.path.isabs(path):
+                raise RenderError(
+                    f"{shown(label)}: {shown(current.value)}: a URL or absolute path; render reads only files "
+                    "inside the repository and fetches nothing"
+                )
 
 
 def _entries(node: MappingNode, key: str) -> Iterator[tuple[int, str]]:
@@ -353,6 +428,8 @@ class _Copier:
                 self.copy(path, entry_label, depth + 1)
             elif entry.is_file(follow_symlinks=False):
                 data = self.reader.kept.pop(path, None) or self.reader.read_bytes(path, entry_label)
+                if data is not None and path in self.plan.resource_files:
+                    data = marked(data)
                 if data is not None:
                     with open(self.target(path), "wb") as out:
                         out.write(data)
@@ -382,6 +459,93 @@ class _Copier:
                 kept = [n for n in metadata.value] if isinstance(metadata, SequenceNode) else []
                 yn.set_key(node, "buildMetadata", SequenceNode(yn.SEQ_TAG, [*kept, yn.str_node(ORIGIN_OPTION)]))
         return yn.serialize(node)
+
+
+def marked(data: bytes) -> bytes:
+    """A resource file as kustomize builds it for render: each object's local-config annotation
+    key renamed to LOCAL_MARK, each runtime's name kept in NAME_MARK. Only documents that change
+    are written anew; a file that is not YAML is left as it is (kustomize reports it)."""
+    from . import yamlnodes as yn
+    from .render_cli import split_documents
+
+    if b"local-config" not in data and b"TrainingRuntime" not in data:
+        return data
+    try:
+        text = yn.decode(data)
+    except yn.YamlInputError:
+        return data
+    chunks: list[str] = []
+    changed = False
+    for _, chunk in split_documents(text):
+        try:
+            node = yn.compose(chunk) if "local-config" in chunk or "TrainingRuntime" in chunk else None
+        except yn.YamlInputError:
+            node = None
+        if node is not None and any([_mark(obj) for obj in _objects_of(node)]):
+            chunks.append("---\n" + yn.serialize(node))
+            changed = True
+        else:
+            chunks.append(chunk)
+    return "".join(chunks).encode() if changed else data
+
+
+def _objects_of(node: Node) -> list[Node]:
+    from yaml.nodes import SequenceNode
+
+    from . import yamlnodes as yn
+
+    if yn.scalar(yn.get(node, "kind")) == "List":
+        items = yn.get(node, "items")
+        return list(items.value) if isinstance(items, SequenceNode) else []
+    return [node]
+
+
+def _mark(obj: Node) -> bool:
+    """Marks one object (see ``marked``); whether it changed."""
+    from yaml.nodes import MappingNode, ScalarNode
+
+    from . import yamlnodes as yn
+
+    if not isinstance(obj, MappingNode):
+        return False
+    metadata = yn.get(obj, "metadata")
+    if not isinstance(metadata, MappingNode):
+        return False
+    changed = False
+    annotations = yn.get(metadata, "annotations")
+    if isinstance(annotations, MappingNode):
+        keys = {yn.scalar(key) for key, _ in annotations.value}
+        for key, _ in annotations.value:
+            if isinstance(key, ScalarNode) and key.value == LOCAL_CONFIG and LOCAL_MARK not in keys:
+                key.value, key.style = LOCAL_MARK, None
+                changed = True
+    api_version = yn.scalar(yn.get(obj, "apiVersion")) or ""
+    name = yn.scalar(yn.get(metadata, "name"))
+    kind = yn.scalar(yn.get(obj, "kind"))
+    if kind in RUNTIME_KINDS and api_version.split("/")[0] == TRAINER_GROUP and name:
+        if annotations is None or yn.is_null(annotations):
+            yn.delete_key(metadata, "annotations")
+            annotations = yn.ensure_map(metadata, "annotations")
+        if isinstance(annotations, MappingNode) and yn.get(annotations, NAME_MARK) is None:
+            yn.set_key(annotations, NAME_MARK, yn.str_node(name))
+            changed = True
+    return changed
+
+
+def restore(items: Iterable[Item]) -> None:
+    """Undoes ``marked`` on the built objects: the local-config annotation back, and a renamed
+    runtime's earlier name as kustomize's previousNames annotation."""
+    for item in items:
+        value = item.annotation(LOCAL_MARK)
+        if value is not None:
+            item.remove_annotation(LOCAL_MARK)
+            item.set_annotation(LOCAL_CONFIG, value)
+        name = item.annotation(NAME_MARK)
+        if name is not None:
+            item.remove_annotation(NAME_MARK)
+            if name != item.name and item.annotation(PREVIOUS_NAMES) is None:
+                item.set_annotation(PREVIOUS_NAMES, name)
+                item.set_annotation(PREVIOUS_KINDS, item.kind)
 
 
 # Running kustomize

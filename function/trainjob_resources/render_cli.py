@@ -90,6 +90,10 @@ class Inputs:
     # held by id; holding the nodes keeps their ids from being reused by nodes made later.
     created_annotations: dict[int, Node] = field(default_factory=dict)
     created_metadata: dict[int, Node] = field(default_factory=dict)
+    # Objects of a kustomize build (apiVersion, kind, namespace, name): kustomize never prints an empty
+    # annotations map, so one left empty by taking render's annotations out goes (the function may
+    # have copied the node, so its id is no guide).
+    built: set[tuple[str, str, str, str]] = field(default_factory=set)
 
     @property
     def errors(self) -> list[str]:
@@ -361,6 +365,8 @@ def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, skip: set[s
             inputs.unconfigured.append(entry_label)
         start = len(inputs.items)
         _read_text(text, shown(entry_label), inputs)
+        kustomize.restore(inputs.items[start:])
+        inputs.built.update(_key(item) for item in inputs.items[start:])
         _name_origins(inputs, start, entry_label, keep=plan.user_origins)
 
 
@@ -371,7 +377,7 @@ def _name_origins(inputs: Inputs, start: int, label: str, keep: bool) -> None:
     from yaml.nodes import MappingNode
 
     from . import yamlnodes as yn
-    from .kustomize import ORIGIN
+    from .kustomize import ORIGIN, PREVIOUS_KINDS, PREVIOUS_NAMES
 
     for item in inputs.items[start:]:
         item.origin = None  # its lines are the build's, not its file's
@@ -389,10 +395,8 @@ def _name_origins(inputs: Inputs, start: int, label: str, keep: bool) -> None:
         if not keep:
             item.remove_annotation(ORIGIN)
             annotations = yn.get_path(item.node, "metadata", "annotations")
-            if isinstance(annotations, MappingNode) and {yn.scalar(k) for k, _ in annotations.value} <= {
-                PATH_KEY,
-                INDEX_KEY,
-            }:
+            made = {PATH_KEY, INDEX_KEY, PREVIOUS_NAMES, PREVIOUS_KINDS}  # render's, removed before printing
+            if isinstance(annotations, MappingNode) and {yn.scalar(k) for k, _ in annotations.value} <= made:
                 inputs.created_annotations[id(item.node)] = item.node  # kustomize made it for the origin
 
 
@@ -721,6 +725,7 @@ def _printed(result: ResourceList, inputs: Inputs) -> list[Node]:
     from yaml.nodes import MappingNode
 
     from . import yamlnodes as yn
+    from .kustomize import PREVIOUS_KINDS, PREVIOUS_NAMES
 
     nodes: list[Node] = []
     for item in result.items:
@@ -731,15 +736,19 @@ def _printed(result: ResourceList, inputs: Inputs) -> list[Node]:
         metadata = yn.get(node, "metadata")
         annotations = yn.get(metadata, "annotations")
         if isinstance(annotations, MappingNode):
-            yn.delete_key(annotations, PATH_KEY)
-            yn.delete_key(annotations, INDEX_KEY)
-            if not annotations.value and id(node) in inputs.created_annotations:
+            for key in (PATH_KEY, INDEX_KEY, PREVIOUS_NAMES, PREVIOUS_KINDS):
+                yn.delete_key(annotations, key)
+            if not annotations.value and (id(node) in inputs.created_annotations or _key(item) in inputs.built):
                 assert isinstance(metadata, MappingNode)
                 yn.delete_key(metadata, "annotations")
         if isinstance(metadata, MappingNode) and not metadata.value and id(node) in inputs.created_metadata:
             yn.delete_key(node, "metadata")
         nodes.append(node)
     return nodes
+
+
+def _key(item: Item) -> tuple[str, str, str, str]:
+    return (item.api_version, item.kind, item.namespace, item.name)
 
 
 def _yaml(nodes: list[Node]) -> str:

@@ -311,6 +311,22 @@ def test_the_byte_limit_is_for_the_whole_load(repo: Path) -> None:
     assert "error: .: 8388" in out.stderr and "bytes would take the input over 67108864 bytes" in out.stderr, out
 
 
+def test_a_file_over_half_the_byte_limit_is_read_whole(repo: Path) -> None:
+    """A 33 MiB file fits the 64 MiB budget but is larger than what the budget has left once it is
+    charged: it was read only that far, its object cut and the one after it lost, with exit 0."""
+    blob = 33 * MiB
+    write(
+        repo / "app" / "big.yaml",
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: {'x' * blob}\n"
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after-the-blob\n",
+    )
+    out = render(repo / "app", cpu_seconds=15)
+    assert out.code == 0, out
+    printed = {o["metadata"]["name"]: o for o in yaml.load_all(out.stdout, Loader=yaml.CSafeLoader) if o}
+    assert "after-the-blob" in printed, out.stderr
+    assert len(printed["big"]["data"]["blob"]) == blob
+
+
 def test_too_many_files(repo: Path) -> None:
     many = repo / "app" / "many"
     many.mkdir()

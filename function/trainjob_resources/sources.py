@@ -117,8 +117,9 @@ class Reader:
                 return None
             self.budget.take_bytes(info.st_size, label)
             with os.fdopen(os.dup(fd), "rb") as stream:
-                # A file that grows after the stat is still read within the budget.
-                data = stream.read(self.budget.bytes_left + 1)
+                # The whole file as stat saw it, plus what is left of the budget: a file that grows
+                # after the stat is still read within the budget, one that fits is never cut.
+                data = stream.read(info.st_size + self.budget.bytes_left + 1)
             self.budget.take_bytes(max(0, len(data) - info.st_size), label)
             return data
         finally:

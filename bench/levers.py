@@ -19,8 +19,9 @@ from typing import Any
 
 import generate
 import yaml
-from trainjob_resources import krm, process
-from trainjob_resources import yamlnodes as yn
+from trainjob_resources import process
+from trainjob_resources.krm import resource_list as krm
+from trainjob_resources.yamltext import yamlnodes as yn
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 

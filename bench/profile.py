@@ -42,8 +42,11 @@ import generate
 ROOT = BENCH.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 
-from trainjob_resources import bundle, krm, process, textedit
-from trainjob_resources import yamlnodes as yn
+from trainjob_resources import process
+from trainjob_resources.checks import bundle
+from trainjob_resources.krm import resource_list as krm
+from trainjob_resources.yamltext import textedit
+from trainjob_resources.yamltext import yamlnodes as yn
 
 # (owner, attribute, label, phase entered by the call or None to stay in the caller's phase)
 COARSE: list[tuple[Any, str, str, str | None]] = [
@@ -220,7 +223,7 @@ def _import_times(code: str) -> dict[str, int]:
 def import_profile(top: int) -> None:
     """What the CLI imports for a function run beyond the interpreter floor, from ``-X importtime``."""
     floor = _import_times("from pydantic import BaseModel; import yaml")
-    function = _import_times("import trainjob_resources.cli, trainjob_resources.process")
+    function = _import_times("import trainjob_resources.cli.main, trainjob_resources.process")
     extra = {name: us for name, us in function.items() if name not in floor}
     by_package: dict[str, int] = defaultdict(int)
     for name, micros in extra.items():
@@ -262,7 +265,7 @@ def timing(kind, original):
 dataclasses._process_class = timing("dataclass", dataclasses._process_class)
 _model_construction.ModelMetaclass.__new__ = timing("model", _model_construction.ModelMetaclass.__new__)
 package = time.perf_counter()
-import trainjob_resources.cli, trainjob_resources.process
+import trainjob_resources.cli.main, trainjob_resources.process
 done = time.perf_counter()
 ms = lambda s: round(s * 1000, 1)
 print(ms(floor - start), ms(machinery - floor), ms(plugins - machinery), ms(done - package),
@@ -283,7 +286,7 @@ def startup_profile(runs: int = 7) -> None:
     print(f"  floor imports (pydantic BaseModel, yaml)           {floor:>7.1f} ms")
     print(f"  pydantic schema machinery (first model class)      {machinery:>7.1f} ms")
     print(f"  pydantic plugin loader (imports importlib.metadata){plugins:>7.1f} ms  (the CLI skips it)")
-    print(f"  trainjob_resources.cli + .process                  {package:>7.1f} ms, of which")
+    print(f"  trainjob_resources.cli.main + .process                  {package:>7.1f} ms, of which")
     print(f"    {int(n_dc)} dataclasses                                 {dc:>7.1f} ms")
     print(f"    {int(n_models)} pydantic model classes                      {models:>7.1f} ms")
     print(f"    module bodies, other imports                     {package - dc - models:>7.1f} ms")
@@ -296,7 +299,8 @@ page = os.sysconf("SC_PAGE_SIZE")
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * page / 1e6
-from trainjob_resources import krm, process
+from trainjob_resources.krm import resource_list as krm
+from trainjob_resources import process
 from yaml.nodes import MappingNode
 marks = [rss()]
 data = open(sys.argv[1], "rb").read()

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from trainjob_resources.cli import as_main
+from trainjob_resources.cli.main import as_main
 from trainjob_resources.process import process
 
 TESTDATA = Path(__file__).parent / "testdata"

@@ -15,7 +15,7 @@ import types
 from pathlib import Path
 
 import pytest
-from trainjob_resources import cli
+from trainjob_resources.cli import main as cli
 
 from tests.goldens import TESTDATA
 
@@ -45,7 +45,7 @@ def test_the_stand_in_is_called_as_the_real_loader_is_and_answers_as_a_disabled_
 
 SCRIPT = """\
 import sys
-from trainjob_resources import cli
+from trainjob_resources.cli import main as cli
 code = cli.main([])
 print("importlib.metadata imported:", "importlib.metadata" in sys.modules, file=sys.stderr)
 sys.exit(code)

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 import yaml
-from trainjob_resources.config import FunctionConfig
-from trainjob_resources.render_cli import env_name
+from trainjob_resources.checks.config import FunctionConfig
+from trainjob_resources.cli.render import env_name
 
 from tests.engine import Engine
 from tests.examples import (

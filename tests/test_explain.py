@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 import yaml
-from trainjob_resources import explain_cli
-from trainjob_resources.krm import Item, ResourceList
-from trainjob_resources.quantity import parse_quantity
-from trainjob_resources.yamlnodes import from_python
+from trainjob_resources.cli import explain as explain_cli
+from trainjob_resources.krm.resource_list import Item, ResourceList
+from trainjob_resources.kube.quantity import parse_quantity
+from trainjob_resources.yamltext.yamlnodes import from_python
 
 EXPLAIN = Path(__file__).parent / "testdata" / "explain"
 CASES = sorted(p for p in EXPLAIN.iterdir() if (p / "input.yaml").is_file())

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 import yaml
-from trainjob_resources import krm
-from trainjob_resources import yamlnodes as yn
+from trainjob_resources.krm import resource_list as krm
+from trainjob_resources.yamltext import yamlnodes as yn
 
 from tests.goldens import run_function
 from tests.hostile import (

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from trainjob_resources import krm, layout
+from trainjob_resources.krm import resource_list as krm
+from trainjob_resources.yamltext import layout
 
 from tests.goldens import cases, run_function
 from tests.hostile import HEADER

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from trainjob_resources.quantity import parse_quantity
+from trainjob_resources.kube.quantity import parse_quantity
 
 from tests.crd_schema import problems
 from tests.support import container_of, container_patch, kubectl_patch, load_fixture, pod_spec_of, render, trainjob

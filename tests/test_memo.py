@@ -9,16 +9,17 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-from trainjob_resources import krm, process
-from trainjob_resources.config import FunctionConfig
-from trainjob_resources.effective import ContainerKey, Effective
-from trainjob_resources.materialize import derived_name
-from trainjob_resources.models import TrainJob
-from trainjob_resources.policy import evaluate
-from trainjob_resources.sites import ContainerSite
-from trainjob_resources.topology import Topology
-from trainjob_resources.validate import validate_effective
-from trainjob_resources.violations import Violation
+from trainjob_resources import process
+from trainjob_resources.checks.config import FunctionConfig
+from trainjob_resources.checks.materialize import derived_name
+from trainjob_resources.checks.policy import evaluate
+from trainjob_resources.checks.validate import validate_effective
+from trainjob_resources.krm import resource_list as krm
+from trainjob_resources.trainer.effective import ContainerKey, Effective
+from trainjob_resources.trainer.models import TrainJob
+from trainjob_resources.trainer.sites import ContainerSite
+from trainjob_resources.trainer.topology import Topology
+from trainjob_resources.values.violations import Violation
 
 from tests.hostile import RUNTIME, bundle, load, trainjob_value, trainjob_yaml
 from tests.test_properties import bundles

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from trainjob_resources.merge import compose_patches, merge_requirements, without_nulls
+from trainjob_resources.kube.merge import compose_patches, merge_requirements, without_nulls
 
 from tests.support import kubectl_patch
 

@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from trainjob_resources.cli import results_are_shown
-from trainjob_resources.krm import FileRef, ResourceRef, Result
-from trainjob_resources.quantity import suggestions
+from trainjob_resources.cli.main import results_are_shown
+from trainjob_resources.krm.resource_list import FileRef, ResourceRef, Result
+from trainjob_resources.kube.quantity import suggestions
 
 from tests.examples import KPT_PACKAGE, kpt_render
 from tests.goldens import TESTDATA, run_function
@@ -91,8 +91,8 @@ def test_kpt_shows_each_error_once(kpt: str, tmp_path: Path) -> None:
 
 
 def _explained(case: str, output_format: str = "table") -> tuple[str, list[str]]:
-    from trainjob_resources import krm
-    from trainjob_resources.explain_cli import explain_resource_list
+    from trainjob_resources.cli.explain import explain_resource_list
+    from trainjob_resources.krm import resource_list as krm
 
     kind = "success" if (TESTDATA / "success" / case).is_dir() else "error"
     explained = explain_resource_list(krm.read((TESTDATA / kind / case / "input.yaml").read_bytes()), output_format)
@@ -111,8 +111,8 @@ def test_explain_says_why_no_trainjob_is_shown_when_all_failed() -> None:
 
 
 def test_explain_shows_a_pod_limit_as_unbounded_when_a_container_in_the_sum_has_none() -> None:
-    from trainjob_resources import krm
-    from trainjob_resources.explain_cli import explain_resource_list
+    from trainjob_resources.cli.explain import explain_resource_list
+    from trainjob_resources.krm import resource_list as krm
 
     data = (TESTDATA / "success" / "data-loader-64gi" / "input.yaml").read_bytes()
     explained = explain_resource_list(krm.read(data), "json")

@@ -15,9 +15,9 @@ import json
 from typing import Any
 
 import pytest
-from trainjob_resources import yamlnodes as yn
-from trainjob_resources.krm import Item
-from trainjob_resources.materialize import NAME_SCHEME_VERSION, canonical_quantity, derived_name
+from trainjob_resources.checks.materialize import NAME_SCHEME_VERSION, canonical_quantity, derived_name
+from trainjob_resources.krm.resource_list import Item
+from trainjob_resources.yamltext import yamlnodes as yn
 
 from tests.support import render
 from tests.test_rerender import RUNTIME, job

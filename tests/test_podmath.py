@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from hypothesis import given
 from hypothesis import strategies as st
-from trainjob_resources.podmath import (
+from trainjob_resources.kube.podmath import (
     ContainerResources,
     PodResources,
     aggregate,
@@ -16,7 +16,7 @@ from trainjob_resources.podmath import (
     pod_requests,
     scale,
 )
-from trainjob_resources.quantity import Quantity, parse_quantity
+from trainjob_resources.kube.quantity import Quantity, parse_quantity
 
 
 def q(values: Mapping[str, str]) -> dict[str, Quantity]:

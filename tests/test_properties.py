@@ -21,10 +21,12 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from trainjob_resources import krm, process, textedit
-from trainjob_resources import yamlnodes as yn
-from trainjob_resources.merge import compose_patches, merge_requirements
-from trainjob_resources.provenance import DERIVED_FROM
+from trainjob_resources import process
+from trainjob_resources.checks.provenance import DERIVED_FROM
+from trainjob_resources.krm import resource_list as krm
+from trainjob_resources.kube.merge import compose_patches, merge_requirements
+from trainjob_resources.yamltext import textedit
+from trainjob_resources.yamltext import yamlnodes as yn
 
 from tests.goldens import run_function
 from tests.hostile import CONFIG_MAP, HEADER, RUNTIME, assert_sane, bundle, load, trainjob_value, trainjob_yaml

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from trainjob_resources.quantity import (
+from trainjob_resources.kube.quantity import (
     FORMAT_ERROR,
     NUMERIC_ERROR,
     SUFFIX_ERROR,

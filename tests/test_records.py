@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from trainjob_resources.bundle import Bundle
-from trainjob_resources.effective import Effective, Source
-from trainjob_resources.quantity import Quantity, parse_quantity
-from trainjob_resources.runtime_view import ContainerInfo
-from trainjob_resources.violations import Violation
+from trainjob_resources.checks.bundle import Bundle
+from trainjob_resources.kube.quantity import Quantity, parse_quantity
+from trainjob_resources.trainer.effective import Effective, Source
+from trainjob_resources.trainer.runtime_view import ContainerInfo
+from trainjob_resources.values.violations import Violation
 
 
 def test_frozen_records_compare_and_hash_by_value() -> None:

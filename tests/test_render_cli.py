@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 import yaml
-from trainjob_resources import render_cli
-from trainjob_resources.render_cli import env_name, split_documents
+from trainjob_resources.cli import render as render_cli
+from trainjob_resources.cli.render import env_name
+from trainjob_resources.yamltext.documents import split_documents
 
 from tests.examples import EXAMPLES, assert_rendered, documents
 
@@ -459,7 +460,7 @@ def test_the_entry_point_and_a_light_import() -> None:
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert_rendered(documents(done.stdout))
-    probe = "import sys, trainjob_resources.render_cli; print(sorted({'yaml', 'pydantic'} & set(sys.modules)))"
+    probe = "import sys, trainjob_resources.cli.render; print(sorted({'yaml', 'pydantic'} & set(sys.modules)))"
     imported = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert imported.strip() == "[]"
 

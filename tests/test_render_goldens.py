@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from trainjob_resources import explain_cli, render_cli
+from trainjob_resources.cli import explain as explain_cli
+from trainjob_resources.cli import render as render_cli
 
 RENDER = Path(__file__).parent / "testdata" / "render"
 CASES = sorted(p for p in RENDER.iterdir() if (p / "args").is_file())

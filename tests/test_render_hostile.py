@@ -351,7 +351,7 @@ def test_document_splitting_is_linear(tmp_path: Path) -> None:
     text = tmp_path / "docs.yaml"
     text.write_text("---\na: 1\n" * 1_200_000)
     probe = (
-        "import sys; from trainjob_resources.render_cli import split_documents\n"
+        "import sys; from trainjob_resources.yamltext.documents import split_documents\n"
         "docs = list(split_documents(open(sys.argv[1]).read())); print(len(docs), docs[-1][0])\n"
     )
     done = subprocess.run(

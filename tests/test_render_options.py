@@ -14,7 +14,11 @@ from typing import Any
 
 import pytest
 import yaml
-from trainjob_resources import explain_cli, krm, render_cli, sources, yamlnodes
+from trainjob_resources.cli import explain as explain_cli
+from trainjob_resources.cli import render as render_cli
+from trainjob_resources.krm import resource_list as krm
+from trainjob_resources.repo import sources
+from trainjob_resources.yamltext import yamlnodes
 
 from tests.examples import EXAMPLES, VENV_BIN, documents
 
@@ -234,7 +238,7 @@ def test_objects_of_a_kustomize_build_are_named_by_their_files(
 
 
 def test_a_tenant_cap_joins_the_platforms_caps() -> None:
-    from trainjob_resources.config import LayerError, combine, layer_from_env, layer_from_object
+    from trainjob_resources.checks.config import LayerError, combine, layer_from_env, layer_from_object
 
     platform = layer_from_object(
         {"apiVersion": "v1", "kind": "ConfigMap", "data": {"maxPerContainer": "cpu=8,memory=64Gi"}}, "p.yaml", True

@@ -6,8 +6,12 @@ import copy
 from typing import Any
 
 import pytest
-from trainjob_resources.quantity import GRAMMAR
-from trainjob_resources.resource_rules import default_requests, validate_resource_name, validate_resource_requirements
+from trainjob_resources.kube.quantity import GRAMMAR
+from trainjob_resources.kube.resource_rules import (
+    default_requests,
+    validate_resource_name,
+    validate_resource_requirements,
+)
 
 R = "spec.containers[0].resources"
 X = "\N{MULTIPLICATION SIGN}"

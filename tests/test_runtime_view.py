@@ -14,9 +14,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
-from trainjob_resources.models import violations_from
-from trainjob_resources.runtime_models import Runtime
-from trainjob_resources.runtime_view import RuntimeSpec, jobs_of, parse_runtime
+from trainjob_resources.trainer.models import violations_from
+from trainjob_resources.trainer.runtime_models import Runtime
+from trainjob_resources.trainer.runtime_view import RuntimeSpec, jobs_of, parse_runtime
 
 from tests.hostile import RUNTIME, load
 

@@ -42,7 +42,7 @@ def hook(event, args):
 
 sys.addaudithook(hook)
 import trainjob_resources
-from trainjob_resources.cli import main
+from trainjob_resources.cli.main import main
 
 trusted = {sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(),
            os.path.dirname(os.path.dirname(os.path.abspath(trainjob_resources.__file__)))}

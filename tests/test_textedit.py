@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from trainjob_resources import textedit
-from trainjob_resources import yamlnodes as yn
+from trainjob_resources.yamltext import textedit
+from trainjob_resources.yamltext import yamlnodes as yn
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 Edit = Callable[[MappingNode], object]

@@ -8,16 +8,16 @@ import json
 from typing import Any
 
 import pytest
-from trainjob_resources import explain_cli
-from trainjob_resources.bundle import index
-from trainjob_resources.effective import effective_resources
-from trainjob_resources.krm import Item, ResourceList
-from trainjob_resources.models import parse_trainjob
-from trainjob_resources.per_node import moved_resources
-from trainjob_resources.runtime_view import parse_runtime
-from trainjob_resources.sites import container_sites
-from trainjob_resources.topology import smp_order, topology
-from trainjob_resources.yamlnodes import from_python
+from trainjob_resources.checks.bundle import index
+from trainjob_resources.cli import explain as explain_cli
+from trainjob_resources.krm.resource_list import Item, ResourceList
+from trainjob_resources.trainer.effective import effective_resources
+from trainjob_resources.trainer.models import parse_trainjob
+from trainjob_resources.trainer.per_node import moved_resources
+from trainjob_resources.trainer.runtime_view import parse_runtime
+from trainjob_resources.trainer.sites import container_sites
+from trainjob_resources.trainer.topology import smp_order, topology
+from trainjob_resources.yamltext.yamlnodes import from_python
 
 from tests.support import kubectl_patch, render
 

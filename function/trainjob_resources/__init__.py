@@ -1,3 +1,10 @@
-"""trainjob-resources: per-TrainJob container resources for Kubeflow Trainer runtimePatches."""
+"""trainjob-resources: per-TrainJob container resources for Kubeflow Trainer runtimePatches.
+
+The package is in layers, each importing only from the ones before it (tests/test_layers.py):
+``values`` -> ``yamltext`` -> ``krm`` -> ``kube`` -> ``trainer`` -> ``checks`` -> ``process``
+(the pipeline: parse, index, resolve, validate, materialize, emit) -> ``repo`` -> ``cli``.
+Its public interface is the command line (``trainjob-resources``, ``python -m trainjob_resources``);
+no module of it is a public API.
+"""
 
 __version__ = "0.1.0"

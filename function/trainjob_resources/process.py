@@ -10,14 +10,9 @@ from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node
 
-from . import textedit
-from . import yamlnodes as yn
-from .bundle import Bundle, Identity, RuntimeEntry, identity_of, index, resolve
-from .config import ConfigError, FunctionConfig, parse_config
-from .crd_rules import crd_violations
-from .effective import ContainerKey, Effective, effective_resources
-from .krm import FileRef, Item, ResourceList, Result
-from .materialize import (
+from .checks.bundle import Bundle, Identity, RuntimeEntry, identity_of, index, resolve
+from .checks.config import ConfigError, FunctionConfig, parse_config
+from .checks.materialize import (
     Derived,
     canonical_patch,
     canonical_quantity,
@@ -33,35 +28,25 @@ from .materialize import (
     sync_wave,
     with_internal_annotations,
 )
-from .merge import compose_patches, merge_requirements, without_nulls
-from .models import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS, TrainJob, parse_trainjob, resources_per_node
-from .per_node import ignored_per_node, moved_resources, pruned_nulls, runtime_node_resources
-from .policy import evaluate
-from .provenance import (
-    DERIVED_FROM,
-    JOB_CHAIN,
-    POD_CHAIN,
-    RUNTIME_REF,
-    SYNC_WAVE,
-    ProvenanceError,
-    dump,
-    has_provenance,
-    old,
-    restore,
-)
-from .records import MutableRecord, Record
-from .reporting import EMPTY_INPUT, Tally, reported
-from .runtime_name import name_keyed_violations
-from .runtime_view import TRAINER_CONTAINER
-from .sites import ContainerSite, container_sites, job_sites
-from .topology import Topology, topology
-from .validate import (
-    validate_container_site,
-    validate_effective,
-    validate_job_site,
-    validate_managers,
-)
-from .violations import Violation
+from .checks.policy import evaluate
+from .checks.provenance import DERIVED_FROM, RUNTIME_REF, SYNC_WAVE, ProvenanceError, dump, has_provenance, old, restore
+from .checks.reporting import EMPTY_INPUT, Tally, reported
+from .checks.runtime_name import name_keyed_violations
+from .checks.validate import validate_container_site, validate_effective, validate_job_site, validate_managers
+from .krm.resource_list import FileRef, Item, ResourceList, Result
+from .kube.merge import compose_patches, merge_requirements, without_nulls
+from .trainer.api import CLUSTER_RUNTIME_KIND, JOB_CHAIN, POD_CHAIN, RUNTIME_KINDS
+from .trainer.crd_rules import crd_violations
+from .trainer.effective import ContainerKey, Effective, effective_resources
+from .trainer.models import TrainJob, parse_trainjob, resources_per_node
+from .trainer.per_node import ignored_per_node, moved_resources, pruned_nulls, runtime_node_resources
+from .trainer.runtime_view import TRAINER_CONTAINER
+from .trainer.sites import ContainerSite, container_sites, job_sites
+from .trainer.topology import Topology, topology
+from .values.records import MutableRecord, Record
+from .values.violations import Violation
+from .yamltext import textedit
+from .yamltext import yamlnodes as yn
 
 
 class Outcome(MutableRecord):

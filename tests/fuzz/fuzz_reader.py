@@ -28,10 +28,10 @@ SEEDS = sorted((ROOT / "tests" / "testdata").glob("*/*/input.yaml"))
 
 def check(data: bytes) -> None:
     """The property every input must keep; raises AssertionError (a crash, to the fuzzer) if not."""
-    from trainjob_resources import krm
-    from trainjob_resources import yamlnodes as yn
-    from trainjob_resources.cli import as_main
+    from trainjob_resources.cli.main import as_main
+    from trainjob_resources.krm import resource_list as krm
     from trainjob_resources.process import process
+    from trainjob_resources.yamltext import yamlnodes as yn
 
     stdout, stderr = io.BytesIO(), io.StringIO()
     code = as_main(process, io.BytesIO(data), stdout, stderr)
@@ -63,7 +63,7 @@ def main() -> None:
     import atheris
 
     with atheris.instrument_imports(include=["trainjob_resources", "yaml"]):
-        import trainjob_resources.cli
+        import trainjob_resources.cli.main
         import trainjob_resources.process  # noqa: F401
 
     for arg in sys.argv[1:]:

@@ -1,0 +1,362 @@
+"""The functionConfig: none, a ConfigMap's ``data``, or a typed ``TrainJobResources`` object.
+
+A ConfigMap's values are strings, so the structured policy options also accept a string: a JSON
+object or ``name=quantity,name=quantity`` for ``maxPerContainer``, a JSON array or
+``name,name`` for ``allowedResources`` and ``gpuResources`` (the typed object accepts both forms).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
+
+from ..kube.quantity import QuantityError, invalid, parse_quantity
+from ..values import fieldpath
+from ..values.violations import Violation
+
+CONFIG_API_VERSION = "fn.trainjob-resources.io/v1alpha1"
+CONFIG_KIND = "TrainJobResources"
+DEFAULT_GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/mig-*", "amd.com/gpu", "gpu.intel.com/*")
+_MAP_OPTIONS = ("maxPerContainer",)
+_LIST_OPTIONS = ("allowedResources", "gpuResources")
+_SEPARATORS = re.compile(r"[,\s]+")
+
+
+class FunctionConfig(BaseModel):
+    # Most renders have no functionConfig: its validator is built only when there is one.
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True, defer_build=True
+    )
+
+    mode: Literal["materialize", "native"] = "materialize"
+    derived_runtime_kind: Literal["TrainingRuntime", "ClusterTrainingRuntime"] = "TrainingRuntime"
+    trainer_resources: Literal["error", "moveToResourcesPerNode"] = "error"
+    # Platform and namespace policy (policy.py).
+    namespace_policy: Literal["error", "warning", "off"] = "error"
+    max_per_container: dict[str, str] = {}  # resource name -> canonical quantity
+    allowed_resources: tuple[str, ...] | None = None
+    allow_gpu_in_sidecars: bool = True
+    gpu_resources: tuple[str, ...] = DEFAULT_GPU_RESOURCES
+    # Which results to report (reporting.py): every one, or only warnings and errors, plus one
+    # info that sums up the run ("summary").
+    results: Literal["all", "summary", "problems"] = "all"
+
+    def is_gpu(self, resource: str) -> bool:
+        """Whether ``gpuResources`` names ``resource`` (an entry ending in ``*`` is a prefix)."""
+        return any(resource.startswith(p[:-1]) if p.endswith("*") else resource == p for p in self.gpu_resources)
+
+
+class ConfigError(ValueError):
+    def __init__(self, violations: list[Violation]) -> None:
+        super().__init__("; ".join(f"{v.path}: {v.message}" for v in violations))
+        self.violations = violations
+
+
+def parse_config(value: Any) -> FunctionConfig:
+    """The FunctionConfig a functionConfig object asks for; ConfigError names every bad field."""
+    if value is None:
+        return FunctionConfig.model_construct()  # the defaults, exactly what FunctionConfig() holds
+    if not isinstance(value, dict):
+        raise ConfigError([Violation("", "functionConfig must be a mapping")])
+    kind, api_version = value.get("kind"), value.get("apiVersion")
+    if kind == "ConfigMap" and api_version == "v1":
+        data, prefix = value.get("data") or {}, "data"
+    elif kind == CONFIG_KIND and api_version == CONFIG_API_VERSION:
+        data, prefix = value.get("spec") or {}, "spec"
+    else:
+        raise ConfigError(
+            [
+                Violation(
+                    "kind",
+                    f"functionConfig must be a v1 ConfigMap or {CONFIG_API_VERSION} {CONFIG_KIND}, "
+                    f"not {api_version or '(no apiVersion)'} {kind or '(no kind)'}",
+                    current_value=kind,
+                )
+            ]
+        )
+    if not isinstance(data, dict):
+        raise ConfigError([Violation(prefix, "must be a mapping")])
+    data, violations = _decode_policy_options(data, prefix)
+    try:
+        config = FunctionConfig.model_validate(data)
+    except ValidationError as err:
+        for detail in err.errors(include_url=False):
+            loc = ".".join(str(p) for p in detail["loc"])
+            if detail["type"] == "extra_forbidden":
+                accepted = ", ".join(to_camel(n) for n in FunctionConfig.model_fields)
+                message = f"unknown option {loc!r}; accepted: {accepted}"
+            else:
+                message = detail["msg"]
+            violations.append(Violation(f"{prefix}.{loc}", message, current_value=detail.get("input")))
+        raise ConfigError(violations) from None
+    if violations:
+        raise ConfigError(violations)
+    return config
+
+
+def _decode_policy_options(data: dict[str, Any], prefix: str) -> tuple[dict[str, Any], list[Violation]]:
+    """The structured options decoded from their string forms, quantities checked and made canonical."""
+    out = dict(data)
+    violations: list[Violation] = []
+    for key in _MAP_OPTIONS:
+        value = out.get(key)
+        path = f"{prefix}.{key}"
+        if isinstance(value, str):
+            try:
+                value = _decode_map(value)
+            except ValueError as err:
+                violations.append(Violation(path, str(err), current_value=out[key]))
+                out.pop(key)
+                continue
+        if not isinstance(value, dict):
+            continue
+        quantities: dict[str, str] = {}
+        for name, raw in value.items():
+            try:
+                quantity = parse_quantity(raw)
+            except QuantityError as err:
+                message, fix = invalid(raw, err)
+                violations.append(Violation(fieldpath.child(path, str(name)), message, "error", raw, fix))
+                continue
+            if quantity.is_negative():
+                violations.append(
+                    Violation(fieldpath.child(path, str(name)), "must not be negative", current_value=raw)
+                )
+                continue
+            quantities[str(name)] = quantity.canonical()
+        out[key] = quantities
+    for key in _BOOLEAN_OPTIONS:
+        value = out.get(key)
+        if key not in out or isinstance(value, bool):
+            continue
+        # The docs promise true/false; pydantic alone would also take "no", "off", "n", 0 and 1.
+        if isinstance(value, str) and value in ("true", "false"):
+            out[key] = value == "true"
+        else:
+            violations.append(
+                Violation(f"{prefix}.{key}", f"must be true or false, got {value!r}", current_value=value)
+            )
+            out.pop(key)
+    for key in _LIST_OPTIONS:
+        value = out.get(key)
+        if isinstance(value, str):
+            try:
+                out[key] = _decode_list(value)
+            except ValueError as err:
+                violations.append(Violation(f"{prefix}.{key}", str(err), current_value=value))
+                out.pop(key)
+    return out, violations
+
+
+def _decode_map(text: str) -> Any:
+    if text.lstrip().startswith("{"):
+        return _json(text, "a JSON object")
+    out: dict[str, str] = {}
+    for entry in filter(None, _SEPARATORS.split(text.strip())):
+        name, sep, quantity = entry.partition("=")
+        if not sep or not name:
+            raise ValueError(f"expected name=quantity entries separated by commas (or a JSON object), got {entry!r}")
+        out[name] = quantity
+    return out
+
+
+def _decode_list(text: str) -> Any:
+    if text.lstrip().startswith("["):
+        return _json(text, "a JSON array")
+    return [entry for entry in _SEPARATORS.split(text.strip()) if entry]
+
+
+def _json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not {what}: {err}") from None
+
+
+# Layers: the platform's options (``--config``) and the tenant's (a config in the repository, the
+# Argo CD Application's plugin env). A tenant may set any option, but a policy option only to a
+# value at least as strict as the platform's: the platform's config is a floor.
+
+ENV_PREFIX = "ARGOCD_ENV_"
+POLICY_OPTIONS = ("maxPerContainer", "allowedResources", "allowGpuInSidecars", "namespacePolicy", "gpuResources")
+_BOOLEAN_OPTIONS = ("allowGpuInSidecars",)
+_STRICTNESS = {"off": 0, "warning": 1, "error": 2}
+
+
+class LayerError(ValueError):
+    """Options that cannot be used; one message per problem, each naming where the option was set."""
+
+    def __init__(self, messages: list[str]) -> None:
+        super().__init__("; ".join(messages))
+        self.messages = messages
+
+
+class Layer:
+    """Options from one source: the parsed config, the options it sets, and how messages name each."""
+
+    def __init__(self, config: FunctionConfig, sources: dict[str, str], platform: bool = False) -> None:
+        self.config = config
+        self.sources = sources  # option (camelCase) -> where it was set, for messages
+        self.platform = platform
+
+
+def env_name(option: str) -> str:
+    """``derivedRuntimeKind`` -> ``ARGOCD_ENV_DERIVED_RUNTIME_KIND``."""
+    return ENV_PREFIX + re.sub(r"(?<!^)([A-Z])", r"_\1", option).upper()
+
+
+def _options() -> list[str]:
+    return [f.alias or name for name, f in FunctionConfig.model_fields.items()]
+
+
+def layer_from_object(value: dict[str, Any], label: str, platform: bool = False) -> Layer:
+    """The options of a functionConfig object (a file's ConfigMap or TrainJobResources)."""
+    try:
+        config = parse_config(value)
+    except ConfigError as err:
+        kind = value.get("kind") if isinstance(value, dict) else None
+        name = (value.get("metadata") or {}).get("name") if isinstance(value, dict) else None
+        who = f"{kind} {name}: " if kind and isinstance(name, str) else ""
+        raise LayerError([f"{label}: {who}{v.path}: functionConfig: {v.message}" for v in err.violations]) from None
+    section = value.get("spec" if value.get("kind") == CONFIG_KIND else "data") or {}
+    return Layer(config, {key: label for key in section if isinstance(key, str)}, platform)
+
+
+def layer_from_env(environ: Mapping[str, str]) -> Layer | None:
+    """The options set by ``ARGOCD_ENV_<OPTION>`` variables (empty ones ignored); None if none is set.
+    Messages name the variable, as the Application's ``plugin.env`` entry is what the user wrote."""
+    accepted = {env_name(option): option for option in _options()}
+    options: dict[str, str] = {}
+    problems: list[str] = []
+    unknown: list[str] = []
+    for key in sorted(environ):
+        if not key.startswith(ENV_PREFIX) or environ[key] == "":
+            continue
+        option = accepted.get(key)
+        if option is None:
+            unknown.append(key)
+        elif option in _BOOLEAN_OPTIONS and environ[key] not in ("true", "false"):
+            problems.append(f"{_variable(key)}: must be true or false, got {environ[key]!r}")
+        else:
+            options[option] = environ[key]
+    if unknown:
+        problems.insert(
+            0,
+            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} in the environment; "
+            f"accepted: {', '.join(sorted(accepted))}",
+        )
+    for option, value in options.items():
+        try:
+            parse_config({"apiVersion": "v1", "kind": "ConfigMap", "data": {option: value}})
+        except ConfigError as err:
+            for v in err.violations:
+                rest = v.path.removeprefix(f"data.{option}").lstrip(".")
+                detail = f"{rest}: " if rest else ""
+                problems.append(f"{_variable(env_name(option))}: {detail}{v.message}, got {value!r}")
+    if problems:
+        raise LayerError(problems)
+    if not options:
+        return None
+    config = parse_config({"apiVersion": "v1", "kind": "ConfigMap", "data": options})
+    return Layer(config, {option: _variable(env_name(option)) for option in options})
+
+
+def _variable(name: str) -> str:
+    """How messages name an Argo CD option: the variable, and the Application's plugin env entry."""
+    return f"{name} (plugin env {name.removeprefix(ENV_PREFIX)})"
+
+
+def combine(layers: list[Layer]) -> FunctionConfig:
+    """The options of all layers, a later layer overriding an earlier; a tenant's policy option looser than the
+    platform's is an error (LayerError names both)."""
+    platform = next((layer for layer in layers if layer.platform), None)
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    for layer in layers:
+        for option in layer.sources:
+            name = _field_name(option)
+            if name is None:
+                continue
+            value = getattr(layer.config, name)
+            if platform is not None and not layer.platform and option in POLICY_OPTIONS:
+                floor = getattr(platform.config, name)
+                looser = _looser(option, value, floor)
+                if looser is not None:
+                    problems.append(
+                        f"{layer.sources[option]}: {option} {looser} would loosen the platform's policy "
+                        f"({option} {_show(floor)} in {platform.sources.get(option) or _platform_label(platform)}); "
+                        "the repository and ARGOCD_ENV_* may only tighten it"
+                    )
+                    continue
+                if option == "maxPerContainer":
+                    value = {**floor, **value}
+            values[name] = value
+    if problems:
+        raise LayerError(problems)
+    base = platform.config if platform is not None else FunctionConfig.model_construct()
+    return base.model_copy(update=values)
+
+
+def _platform_label(platform: Layer) -> str:
+    return next(iter(platform.sources.values()), "--config")
+
+
+def _field_name(option: str) -> str | None:
+    for name, info in FunctionConfig.model_fields.items():
+        if (info.alias or name) == option:
+            return name
+    return None
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {v}" for k, v in value.items()) + "}" if value else "{} (no caps)"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(value) + "]"
+    if value is None:
+        return "(any resource)"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _looser(option: str, value: Any, floor: Any) -> str | None:
+    """How ``value`` is looser than the platform's ``floor`` (shown in the message), or None."""
+    if option == "maxPerContainer":
+        raised = [
+            f"{name}: {quantity}"
+            for name, quantity in value.items()
+            if name in floor and parse_quantity(quantity) > parse_quantity(floor[name])
+        ]
+        return "{" + ", ".join(raised) + "}" if raised else None
+    if option == "allowedResources":
+        if floor is None:
+            return None
+        extra = sorted(set(value or ()) - set(floor)) if value is not None else None
+        if value is None:
+            return "(any resource)"
+        return "[" + ", ".join(extra) + "]" if extra else None
+    if option == "gpuResources":
+        missing = sorted(set(floor) - set(value))
+        return f"without {', '.join(missing)}" if missing else None
+    if option == "allowGpuInSidecars":
+        return "true" if value and not floor else None
+    if option == "namespacePolicy":
+        return value if _STRICTNESS[value] < _STRICTNESS[floor] else None
+    return None
+
+
+def to_object(config: FunctionConfig) -> dict[str, Any]:
+    """The config as a TrainJobResources object, every option spelled out."""
+    spec = config.model_dump(by_alias=True, mode="json")
+    if spec.get("allowedResources") is None:
+        spec.pop("allowedResources", None)
+    return {
+        "apiVersion": CONFIG_API_VERSION,
+        "kind": CONFIG_KIND,
+        "metadata": {"name": "trainjob-resources"},
+        "spec": spec,
+    }

@@ -1,0 +1,368 @@
+"""Derived runtimes the real API accepts, and the TrainJob rewritten to use one.
+
+The derived runtime is the base runtime with the effective resources folded into the patched
+containers. Its name is the base name plus a hash of the base's identity, the derived kind and
+namespace and the overrides (never the base's content: ``NAME_SCHEME_VERSION``), so identical
+overrides share one runtime, different ones never collide, and an edit of the base changes the
+derived runtime's content, never its name. The TrainJob points at it and loses ``resources`` from
+its patches (and any patch level that leaves empty); everything else stays as written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from yaml.nodes import MappingNode, Node, SequenceNode
+
+from ..krm.resource_list import INDEX_ANNOTATIONS, PATH_ANNOTATIONS, FileRef, Item
+from ..kube.quantity import QuantityError, parse_quantity
+from ..trainer.api import CLUSTER_RUNTIME_KIND, JOB_CHAIN, POD_CHAIN, TRAINER_GROUP
+from ..trainer.effective import ContainerKey, Effective
+from ..values import records
+from ..yamltext import textedit
+from ..yamltext import yamlnodes as yn
+from .provenance import (
+    DEPENDS_ON,
+    DERIVED_FROM,
+    DERIVED_LABEL,
+    NAME_SCHEME,
+    OLD_PREFIX,
+    OVERRIDES,
+    PREFIX,
+    RESOURCES,
+    RUNTIME_REF,
+    SYNC_WAVE,
+    Record,
+    dependency,
+    dump,
+    record_text,
+    with_dependency,
+)
+
+MAX_NAME = 63
+HASH_LENGTH = 10
+_MAX_DECIMAL_BITS = 3000  # about 900 digits, far below Python's limit on int-to-decimal conversion
+_INTEGER = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.Atoi, which Argo CD reads waves with, accepts
+# Bumped only with a change of what the name hashes; tests/test_names.py pins the names it gives.
+NAME_SCHEME_VERSION = "1"
+# Annotations that describe the base object's source or identity to an orchestrator (file, index,
+# kustomize's resource id, build metadata): a derived runtime is a different object and must not
+# claim them.
+_ORCHESTRATOR_PREFIXES = (
+    "internal.config.kubernetes.io/",
+    "config.kubernetes.io/",
+    "config.k8s.io/",
+    "kustomize.config.k8s.io/",
+    "alpha.config.kubernetes.io/",
+)
+# What changes how the cluster or a deployer treats a new object: the derived runtime is a new
+# object of this function's, not the base's. Upstream's runtime guide (docs/operator-guides/runtime.md,
+# "Skipping Webhook Validation"): runtimes you create or modify must omit webhook-validation.
+# Upstream's chart labels the runtimes it installs ``trainer.kubeflow.org/managed-by:
+# runtimes-installer`` and deletes every ClusterTrainingRuntime so labelled that is not in its
+# manifest (charts/kubeflow-trainer/templates/runtimes/installer-job.yaml, cleanup-job.yaml);
+# ``app.kubernetes.io/instance`` is Argo CD's default tracking label (the platform's app would
+# claim, then prune, the derived runtime).
+_OWNERSHIP_PREFIXES = ("meta.helm.sh/", "helm.sh/", "argocd.argoproj.io/", PREFIX, OLD_PREFIX)
+_DROPPED_KEYS = {
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "trainer.kubeflow.org/webhook-validation",
+    "trainer.kubeflow.org/managed-by",
+    "app.kubernetes.io/instance",
+}
+
+
+def _kept_annotation(key: str) -> bool:
+    return key not in _DROPPED_KEYS and not key.startswith((*_ORCHESTRATOR_PREFIXES, *_OWNERSHIP_PREFIXES))
+
+
+def _kept_label(key: str, value: str | None) -> bool:
+    if key == "app.kubernetes.io/managed-by" and value == "Helm":
+        return False
+    return key not in _DROPPED_KEYS and not key.startswith(_OWNERSHIP_PREFIXES)
+
+
+class Derived(records.Record):
+    __slots__ = ("kind", "name", "namespace", "node", "text")
+
+    def __init__(
+        self, kind: str, namespace: str, name: str, node: MappingNode, text: tuple[str, int] | None = None
+    ) -> None:
+        self.kind: Final = kind
+        self.namespace: Final = namespace
+        self.name: Final = name
+        self.node: Final = node
+        self.text: Final = text  # the base runtime's item text (and dash column) that node was copied from
+
+    def item(self) -> Item:
+        """The derived runtime as an item: written as the base runtime's text with its edits when
+        the base was read from text (its layout and comments kept, but not the comment above it,
+        which describes the base), else serialized."""
+        if self.text is None:
+            return Item(self.node)
+        item = Item(self.node, source=self.text[0], dash=self.text[1])
+        item.another = True
+        item.touched()
+        return item
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        return (self.kind, self.namespace, self.name)
+
+
+def clean_requirements(requirements: Mapping[str, Any]) -> dict[str, Any]:
+    """Resources as they go into the runtime: limits, requests, claims, in that order; none empty."""
+    out: dict[str, Any] = {}
+    for key in ("limits", "requests", "claims"):
+        value = requirements.get(key)
+        if value:
+            out[key] = value
+    for key, value in requirements.items():
+        if key not in out and value:
+            out[key] = value
+    return out
+
+
+def overrides_of(effective: Mapping[ContainerKey, Effective]) -> dict[str, Any]:
+    """The effective resources per ``job/list/container``: what a derived runtime holds."""
+    return {"/".join(key): clean_requirements(effective[key].requirements) for key in sorted(effective)}
+
+
+def canonical_quantity(raw: Any) -> Any:
+    """A quantity as its exact value, whatever its spelling or format: ``64Gi``, ``65536Mi`` and
+    ``68719476736`` are all ``68719476736``, ``500m`` and ``0.5`` are both ``5e-1``. (The API server
+    stores ``64Gi`` and ``68719476736`` as written, but compares them equal: so do names.)"""
+    try:
+        quantity = parse_quantity(raw)
+    except QuantityError:
+        return raw  # not a quantity (validation reported it); hashed as written
+    coefficient, exponent = quantity.coefficient, quantity.exponent
+    if coefficient == 0:
+        return "0"
+    if coefficient.bit_length() > _MAX_DECIMAL_BITS:  # absurd, but valid: written in hex, as it is
+        return f"{coefficient:#x}e{exponent}"
+    while coefficient % 10 == 0:
+        coefficient //= 10
+        exponent += 1
+    return f"{coefficient}e{exponent}" if exponent else str(coefficient)
+
+
+def canonical_patch(patch: Mapping[str, Any]) -> dict[str, Any]:
+    """One container's composed ``resources`` patch in canonical form: quantities by value, empty
+    maps left out (they change nothing), ``null`` deletions and ``$patch`` directives kept."""
+    out: dict[str, Any] = {}
+    for key, value in patch.items():
+        if key in ("limits", "requests") and isinstance(value, Mapping):
+            values = {k: v if k == "$patch" or v is None else canonical_quantity(v) for k, v in value.items()}
+            if values:
+                out[key] = values
+        elif value != {}:
+            out[key] = value
+    return out
+
+
+def base_ref(base: Item) -> str:
+    return "/".join(p for p in (base.kind, base.namespace, base.name) if p)
+
+
+def derived_name(base: Item, kind: str, namespace: str, overrides: Mapping[str, Any]) -> str:
+    """The base name (cut to fit) + ``-`` + 10 hex characters of a SHA-256 over the name scheme's
+    version, the base's identity, the derived kind and namespace, and the canonical overrides
+    (``canonical_patch`` per ``job/list/container``): canonical JSON, keys sorted. Nothing of the
+    base's content, so that an edit of the base never renames (``TrainJob.spec.runtimeRef`` is
+    immutable upstream)."""
+    base_namespace = "" if base.kind == CLUSTER_RUNTIME_KIND else base.namespace
+    payload = {
+        "scheme": NAME_SCHEME_VERSION,
+        "base": {"kind": base.kind, "namespace": base_namespace, "name": base.name},
+        "kind": kind,
+        "namespace": "" if kind == CLUSTER_RUNTIME_KIND else namespace,
+        "overrides": overrides,
+    }
+    digest = hashlib.sha256(dump(payload).encode()).hexdigest()[:HASH_LENGTH]
+    return f"{base.name[: MAX_NAME - HASH_LENGTH - 1].rstrip('-.')}-{digest}"
+
+
+def derive_runtime(
+    base: Item,
+    kind: str,
+    namespace: str,
+    effective: Mapping[ContainerKey, Effective],
+    name: str,
+    overrides: Mapping[str, Any],
+) -> Derived:
+    text = (base.source, base.dash) if base.source is not None else None
+    base_node = base.node
+    assert isinstance(base_node, MappingNode)
+    # Read from text: copy only what changes, the rest is written as the base's text. Otherwise a
+    # full copy, which is serialized.
+    draft = textedit.Draft(base_node) if text is not None else None
+    node = draft.root if draft is not None else yn.deep_copy(base_node)
+    assert isinstance(node, MappingNode)
+
+    def child(parent: Node, key: str | int) -> Node:
+        if draft is not None:
+            assert isinstance(parent, MappingNode | SequenceNode)
+            return draft.child(parent, key)
+        found = parent.value[key] if isinstance(key, int) else yn.get(parent, key)
+        assert found is not None
+        return found
+
+    yn.set_key(node, "kind", yn.str_node(kind))
+    for key in sorted(effective):
+        info = effective[key].container
+        requirements = clean_requirements(effective[key].requirements)
+        pod: Node = node
+        for step in ("spec", *JOB_CHAIN[1:], info.job_index, *POD_CHAIN, info.container_list):
+            pod = child(pod, step)
+        target = child(pod, info.index)
+        assert isinstance(target, MappingNode)
+        if requirements:
+            yn.set_key(target, "resources", yn.from_python(requirements))
+        else:
+            yn.delete_key(target, "resources")
+    scope = namespace if kind != CLUSTER_RUNTIME_KIND else ""
+    _rebuild_metadata(node, base, name, scope)
+    annotations = yn.ensure_map(yn.ensure_map(node, "metadata"), "annotations")
+    yn.set_key(annotations, DERIVED_FROM, yn.str_node(base_ref(base)))
+    yn.set_key(annotations, OVERRIDES, yn.str_node(dump(overrides)))
+    yn.set_key(annotations, NAME_SCHEME, yn.str_node(NAME_SCHEME_VERSION))
+    return Derived(kind, scope, name, node, text)
+
+
+def _rebuild_metadata(node: MappingNode, base: Item, name: str, namespace: str) -> None:
+    old = yn.get(node, "metadata")
+    metadata = MappingNode(yn.MAP_TAG, [], flow_style=False)
+    yn.set_key(metadata, "name", yn.str_node(name))
+    if namespace:
+        yn.set_key(metadata, "namespace", yn.str_node(namespace))
+    labels = [(k, v) for k, v in yn.items_of(yn.get(old, "labels")) if _kept_label(k, yn.scalar(v))]
+    labels.append((DERIVED_LABEL, yn.str_node("true")))
+    yn.set_key(metadata, "labels", MappingNode(yn.MAP_TAG, [(yn.str_node(k), v) for k, v in labels], flow_style=False))
+    kept = [(k, v) for k, v in yn.items_of(yn.get(old, "annotations")) if _kept_annotation(k)]
+    annotations = MappingNode(yn.MAP_TAG, [(yn.str_node(k), v) for k, v in kept], flow_style=False)
+    yn.set_key(metadata, "annotations", annotations)
+    yn.set_key(node, "metadata", metadata)
+
+
+def place_next_to(derived: Derived, source: FileRef | None) -> None:
+    """A new derived runtime's file: beside the TrainJob that first uses it (``source``: kpt writes
+    it there), named after its kind, namespace and name: TrainJobs of two namespaces in one folder
+    can derive runtimes of one name, and kpt refuses two objects at one path."""
+    if source is None:
+        return
+    folder = source.path.rsplit("/", 1)[0] + "/" if "/" in source.path else ""
+    parts = [derived.kind.lower(), derived.namespace, derived.name]
+    file = "_".join(p for p in parts if p) + ".yaml"  # names and namespaces hold no '_'
+    annotations = yn.ensure_map(yn.ensure_map(derived.node, "metadata"), "annotations")
+    yn.set_key(annotations, PATH_ANNOTATIONS[0], yn.str_node(folder + file))
+
+
+def with_internal_annotations(derived: MappingNode, previous: Item) -> None:
+    """Keep the orchestrator's annotations (file path, index) of the object this one replaces."""
+    annotations = yn.ensure_map(yn.ensure_map(derived, "metadata"), "annotations")
+    for key, value in previous.annotations().items():
+        if key in PATH_ANNOTATIONS or key in INDEX_ANNOTATIONS or key.startswith("internal.config.kubernetes.io/"):
+            yn.set_key(annotations, key, yn.str_node(value))
+
+
+def strip_resources(trainjob: MappingNode) -> list[Record]:
+    """Remove ``resources`` from every ContainerPatch, prune what that leaves empty; return what was removed."""
+    removed: list[Record] = []
+    patches = yn.get_path(trainjob, "spec", "runtimePatches")
+    for patch in patches.value if isinstance(patches, SequenceNode) else []:
+        manager = yn.scalar(yn.get(patch, "manager")) or ""
+        _strip_chain(patch, JOB_CHAIN, lambda job, manager=manager: _strip_job(job, manager, removed))
+    return removed
+
+
+def _strip_job(job: Node, manager: str, removed: list[Record]) -> bool:
+    """Strip one replicatedJobs entry; True when it is left with nothing but its name."""
+    name = yn.scalar(yn.get(job, "name")) or ""
+
+    def strip_pod(pod: Node) -> bool:
+        assert isinstance(pod, MappingNode)
+        for list_name in ("initContainers", "containers"):
+            entries = yn.get(pod, list_name)
+            if not isinstance(entries, SequenceNode):
+                continue
+            kept = []
+            for container in entries.value:
+                resources = yn.get(container, "resources")
+                if isinstance(container, MappingNode) and resources is not None:
+                    cname = yn.scalar(yn.get(container, "name")) or ""
+                    value = yn.to_python(resources)
+                    removed.append(Record(manager, name, list_name, cname, value if isinstance(value, dict) else {}))
+                    yn.delete_key(container, "resources")
+                    if [k for k, _ in yn.items_of(container)] == ["name"]:
+                        continue
+                kept.append(container)
+            entries.value = kept
+            if not kept:
+                yn.delete_key(pod, list_name)
+        return not pod.value
+
+    if isinstance(job, MappingNode):
+        _strip_chain(job, POD_CHAIN, strip_pod)
+        return [k for k, _ in yn.items_of(job)] == ["name"]
+    return False
+
+
+def _strip_chain(node: Node, chain: tuple[str, ...], leaf: Any) -> bool:
+    """Descend ``chain``; apply ``leaf`` at the end; delete levels left empty. True if ``node`` is empty."""
+    if not isinstance(node, MappingNode):
+        return False
+    key, rest = chain[0], chain[1:]
+    child = yn.get(node, key)
+    if child is None:
+        return False
+    if rest:
+        if _strip_chain(child, rest, leaf):
+            yn.delete_key(node, key)
+    elif isinstance(child, SequenceNode):
+        before = len(child.value)
+        child.value = [entry for entry in child.value if not leaf(entry)]
+        if before and not child.value:
+            yn.delete_key(node, key)
+    elif isinstance(child, MappingNode) and leaf(child):
+        yn.delete_key(node, key)
+    return not node.value
+
+
+def point_at(trainjob: Item, derived: Derived, original_ref: Any, removed: list[Record]) -> None:
+    """Rewrite the TrainJob's runtimeRef to ``derived``, make it depend on it for kpt live apply
+    (not when the TrainJob names no namespace: its runtime's namespace is then not known), and
+    record what a re-render needs."""
+    assert isinstance(trainjob.node, MappingNode)
+    spec = yn.ensure_map(trainjob.node, "spec")
+    ref = [("apiGroup", TRAINER_GROUP), ("kind", derived.kind), ("name", derived.name)]
+    pairs = [(yn.str_node(key), yn.str_node(value)) for key, value in ref]
+    yn.set_key(spec, "runtimeRef", MappingNode(yn.MAP_TAG, pairs, flow_style=False))
+    if derived.kind == CLUSTER_RUNTIME_KIND or derived.namespace:
+        needed = dependency(derived.kind, derived.namespace, derived.name)
+        trainjob.set_annotation(DEPENDS_ON, with_dependency(trainjob.annotation(DEPENDS_ON), needed))
+    trainjob.set_annotation(RUNTIME_REF, record_text(original_ref))
+    record_removed(trainjob, removed)
+
+
+def record_removed(trainjob: Item, removed: list[Record]) -> None:
+    """Record the ``resources`` taken out of the patches (those that say nothing, ``{}`` or only
+    empty maps, are dropped for good), so that a re-render puts them back."""
+    kept = [r for r in removed if any(v != {} for v in r.resources.values())]
+    if kept:
+        trainjob.set_annotation(RESOURCES, record_text([r.to_python() for r in kept]))
+
+
+def sync_wave(trainjob_waves: list[str | None]) -> str:
+    """The Argo CD wave of a derived runtime: one below the lowest of the TrainJobs using it (an
+    unset or non-integer wave is 0, as Argo CD reads it), so that it is applied first."""
+    waves = [int(w) if w is not None and _INTEGER.fullmatch(w) else 0 for w in trainjob_waves]
+    return str(min(waves, default=0) - 1)
+
+
+def set_sync_wave(derived: Derived, wave: str) -> None:
+    annotations = yn.ensure_map(yn.ensure_map(derived.node, "metadata"), "annotations")
+    yn.set_key(annotations, SYNC_WAVE, yn.str_node(wave))

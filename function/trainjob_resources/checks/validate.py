@@ -1,0 +1,181 @@
+"""Validation of a TrainJob's runtimePatches against its unpatched runtime and Kubernetes' rules.
+
+Upstream: ``pkg/runtime/framework/plugins/jobset/jobset.go`` ``Validate`` (``IsDomainPrefixedPath``
+on each manager, replicated jobs and containers that exist in the runtime, no env for the
+``node``/initializer containers), the TrainJob CRD (``pkg/apis/trainer/v1alpha1/trainjob_types.go``,
+see ``crd_rules``), and Kubernetes' ResourceRequirements rules (``resource_rules``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..kube.resource_rules import default_requests, validate_resource_requirements
+from ..trainer.effective import Effective, Source
+from ..trainer.runtime_view import RESERVED_ENV_CONTAINERS, JobInfo
+from ..trainer.sites import ContainerSite, JobPatchSite
+from ..trainer.topology import Topology
+from ..values import fieldpath
+from ..values.violations import Violation
+
+# k8s.io/apimachinery/pkg/util/validation: Go's ``^...$`` matches the whole string only (Python's
+# ``$`` also matches before a final newline), hence ``fullmatch``.
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_PATH_SEGMENT = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
+_RELATIVE = re.compile(r"^(limits|requests)(?:\.([A-Za-z_][A-Za-z0-9_-]*)|\[([^\]]+)\])?(.*)$")
+
+
+def validate_managers(managers: list[str]) -> list[Violation]:
+    """Upstream's ``IsDomainPrefixedPath`` on every manager, and one entry per manager."""
+    out: list[Violation] = []
+    seen: dict[str, int] = {}
+    for i, manager in enumerate(managers):
+        path = f"spec.runtimePatches[{i}].manager"
+        domain, _, rest = manager.partition("/")
+        if not rest or len(domain) > 253 or not _DNS_SUBDOMAIN.fullmatch(domain) or not _PATH_SEGMENT.fullmatch(rest):
+            out.append(
+                Violation(
+                    path,
+                    "must be a domain-prefixed path such as 'example.com/my-controller' "
+                    "(a lowercase DNS subdomain, '/', then a path)",
+                    current_value=manager,
+                )
+            )
+        if manager in seen:
+            out.append(
+                Violation(
+                    path, f"duplicate manager: runtimePatches[{seen[manager]}] has it already", current_value=manager
+                )
+            )
+        seen.setdefault(manager, i)
+    return out
+
+
+def validate_job_site(site: JobPatchSite, jobs: Mapping[str, JobInfo], runtime_display: str) -> list[Violation]:
+    if site.job in jobs:
+        return []
+    names = ", ".join(jobs) or "none"
+    return [
+        Violation(
+            f"{site.path}.name",
+            f"replicated job {site.job!r} is not in {runtime_display} (its replicated jobs: {names})",
+            current_value=site.job,
+        )
+    ]
+
+
+def validate_container_site(
+    site: ContainerSite,
+    jobs: Mapping[str, JobInfo],
+    runtime_display: str,
+    trainer_resources: str,
+    topo: Topology,
+    moved: dict[str, Any] | None = None,
+) -> list[Violation]:
+    """``moved``: the resourcesPerNode that ``moveToResourcesPerNode`` would write (the proposed value)."""
+    job = jobs.get(site.job)
+    if job is None:
+        return []
+    out: list[Violation] = []
+    if (site.container_list, site.name) not in job.containers:
+        other = "containers" if site.container_list == "initContainers" else "initContainers"
+        if (other, site.name) in job.containers:
+            message = (
+                f"{site.name!r} is one of the {other} of replicated job {site.job!r} in {runtime_display}, "
+                f"not one of its {site.container_list}: move this entry under {other}"
+            )
+        else:
+            inits = [n for (lst, n) in job.containers if lst == "initContainers"]
+            mains = [n for (lst, n) in job.containers if lst == "containers"]
+            message = (
+                f"no container {site.name!r} among the {site.container_list} of replicated job {site.job!r} "
+                f"in {runtime_display} (initContainers: {', '.join(inits) or 'none'}; "
+                f"containers: {', '.join(mains) or 'none'})"
+            )
+        return [Violation(f"{site.path}.name", message, current_value=site.name)]
+    if site.patch.env and site.container_list == "containers" and site.name in RESERVED_ENV_CONTAINERS:
+        out.append(
+            Violation(
+                f"{site.path}.env",
+                f"must not set env for the {', '.join(RESERVED_ENV_CONTAINERS)} containers: "
+                "use spec.trainer.env or spec.initializer instead",
+            )
+        )
+    trainer = site.resources is not None and topo.is_trainer(site.job, site.container_list, site.name)
+    if trainer and site.resources is not None and trainer_resources == "error":
+        proposed = {"spec": {"trainer": {"resourcesPerNode": moved}}} if moved is not None else None
+        out.append(
+            Violation(
+                site.resources_path,
+                f"the trainer container {site.name!r} of replicated job {site.job!r} is sized by "
+                "spec.trainer.resourcesPerNode, not by runtimePatches: move these resources there "
+                "(or set the functionConfig option trainerResources: moveToResourcesPerNode)",
+                current_value=None,
+                proposed_value=proposed,
+            )
+        )
+    return out
+
+
+def validate_effective(effective: Effective) -> list[Violation]:
+    """Kubernetes' rules on the effective requirements, each reported at the field that set the value."""
+    requirements = effective.requirements
+    found = validate_resource_requirements(default_requests(requirements), "")
+    # A request defaulted from a bad limit repeats the limit's error: report it once, at the limit.
+    said = {(v.path, v.message) for v in found}
+    written = requirements.get("requests") or {}
+    out: list[Violation] = []
+    for violation in found:
+        match = _RELATIVE.match(violation.path)
+        if match and match.group(1) == "requests" and not match.group(4):
+            name = match.group(2) or match.group(3)
+            limit_path = fieldpath.child("limits", name) if name else ""
+            if name not in written and (limit_path, violation.message) in said:
+                continue
+        out.append(_attribute(violation, effective))
+    return out
+
+
+def _attribute(violation: Violation, effective: Effective) -> Violation:
+    fallback = next((s for s in reversed(effective.patched_by) if s.path), None)
+    match = _RELATIVE.match(violation.path)
+    if match is None:
+        base = fallback.path if fallback else None
+        return _at(violation, fieldpath.child(base, violation.path) if base else violation.path, None)
+    section, plain, bracketed, _rest = match.groups()
+    name = plain or bracketed
+    if name is None:
+        return _at(
+            violation, f"{fallback.path}.{violation.path}" if fallback and fallback.path else violation.path, None
+        )
+    own = effective.source_of(section, name)
+    if own.path is not None:
+        return _at(violation, f"{own.path}.{violation.path}", None)
+    counterpart_section = "limits" if section == "requests" else "requests"
+    defaulted = section == "requests" and (section, name) not in effective.sources
+    counterpart = effective.source_of(counterpart_section, name)
+    if counterpart.path is not None:
+        # Reported at the other side of the pair: the values are the ones at that field.
+        rel = fieldpath.child(counterpart_section, name)
+        origin = "defaulted from the limit" if defaulted else f"from {own.label}"
+        value = "" if violation.current_value is None else f" {violation.current_value}"
+        here = (effective.requirements.get(counterpart_section) or {}).get(name)
+        proposed = violation.current_value if section == "requests" else None
+        message = violation.message
+        if proposed is not None:
+            message += f": set this limit to {proposed}, or set requests.{name} in the patch too"
+        moved = Violation(violation.path, message, violation.severity, here, proposed)
+        return _at(moved, f"{counterpart.path}.{rel}", f"effective {violation.path}{value} ({origin})")
+    base = fallback.path if fallback and fallback.path else None
+    return _at(violation, f"{base}.{violation.path}" if base else violation.path, f"effective {violation.path}")
+
+
+def _at(violation: Violation, path: str, context: str | None) -> Violation:
+    message = f"{context}: {violation.message}" if context else violation.message
+    return Violation(path, message, violation.severity, violation.current_value, violation.proposed_value)
+
+
+def describe_sources(sources: list[Source]) -> str:
+    return ", ".join(s.label for s in sources)

@@ -1,0 +1,5 @@
+"""The command line: arguments, stdin and stdout, exit codes and printing. ``main`` is the KRM
+function and the entry point, ``render`` and ``explain`` its subcommands.
+
+May import: every other layer. The only layer that touches stdin, stdout and exit codes.
+"""

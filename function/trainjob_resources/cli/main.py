@@ -1,0 +1,198 @@
+"""The command line: the KRM function (no arguments), ``render`` and ``explain``.
+
+Only this layer reads stdin or files, writes stdout or stderr, and picks exit codes:
+0 without error results, 1 with any (or when the input cannot be read at all).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import types
+from collections.abc import Callable, Sequence
+from typing import BinaryIO, TextIO
+
+from ..krm import resource_list as krm
+from ..yamltext.yamlnodes import MAX_INPUT_BYTES, YamlInputError
+
+Processor = Callable[[krm.ResourceList], krm.ResourceList]
+
+
+def as_main(
+    processor: Processor,
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run ``processor`` as a KRM function: ResourceList on stdin, ResourceList on stdout."""
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    stderr = stderr or sys.stderr
+    data = stdin.read(MAX_INPUT_BYTES + 1)
+    try:
+        resource_list = processor(krm.read(data))
+        output = krm.write(resource_list)
+    except (krm.ResourceListError, YamlInputError) as err:
+        failure = krm.ResourceList(items=[], results=[krm.Result(str(err))])
+        failure.json_format = data.lstrip().startswith(b"{")
+        return _emit(stdout, stderr, krm.write(failure), [f"trainjob-resources: error: {err}"])
+    except Exception as err:  # a bug of ours: say so plainly, keep the traceback for debugging only
+        if os.environ.get("TRAINJOB_RESOURCES_DEBUG"):
+            import traceback
+
+            traceback.print_exc(file=stderr)
+        message = f"internal error ({type(err).__name__}: {str(err)[:500]}); please report it"
+        return _emit(stdout, stderr, _unchanged(data, message), [f"trainjob-resources: {message}"])
+    lines = [] if results_are_shown(data) else [r.display() for r in krm.shown_results(resource_list.results)]
+    return _emit(
+        stdout,
+        stderr,
+        output,
+        [line for line in lines if not line.startswith("info")],
+        1 if resource_list.has_errors() else 0,
+    )
+
+
+# kpt marks every item it sends with one of these (render: both; eval: the second), kustomize with neither.
+KPT_ANNOTATIONS = (b"internal.config.kubernetes.io/package-path:", b"internal.config.kubernetes.io/seqindent:")
+
+
+def results_are_shown(data: bytes) -> bool:
+    """Whether the orchestrator shows the results itself: kpt prints them, then the function's stderr
+    quoted, so the same lines there would be said twice; kustomize shows only stderr."""
+    return any(mark in data for mark in KPT_ANNOTATIONS)
+
+
+def _unchanged(data: bytes, message: str) -> bytes:
+    """The input's items as they came, with ``message`` as an error: nothing is lost to our bug."""
+    try:
+        resource_list = krm.read(data)
+        resource_list.results = [krm.Result(message)]
+        return krm.write(resource_list)
+    except Exception:
+        failure = krm.ResourceList(items=[], results=[krm.Result(message)])
+        failure.json_format = data.lstrip().startswith(b"{")
+        return krm.write(failure)
+
+
+def _emit(stdout: BinaryIO, stderr: TextIO, output: bytes, lines: list[str], code: int = 1) -> int:
+    try:
+        stdout.write(output)
+        stdout.flush()
+    except BrokenPipeError:
+        stderr.write("trainjob-resources: error: stdout was closed before the ResourceList was written\n")
+        return 1
+    for line in lines:
+        stderr.write(line + "\n")
+    return code
+
+
+def run() -> None:
+    """The console script and ``python -m trainjob_resources``: ``main``, then exit. Everything is
+    frozen first, so that the interpreter's last collection at exit skips it (about 30 ms, a sixth
+    of a small render)."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
+PYDANTIC_PLUGIN_LOADER = "pydantic.plugin._loader"
+
+
+def without_pydantic_plugins() -> None:
+    """Run without pydantic plugins, as ``PYDANTIC_DISABLE_PLUGINS=__all__`` does, and without
+    looking for them. pydantic looks for plugins the first time it builds a validator: it imports
+    ``importlib.metadata`` (about 15 ms, a tenth of a small render) and loads the entry points of
+    every installed package, third-party code that has no place inside a render. Its only use of
+    the loader module is ``get_plugins()`` (checked by tests/test_cli_plugins.py for the installed
+    pydantic); an empty one stands in for it. A loader already imported is left alone."""
+    if PYDANTIC_PLUGIN_LOADER not in sys.modules:
+        loader = types.ModuleType(PYDANTIC_PLUGIN_LOADER, "No pydantic plugins: see trainjob_resources.cli.")
+        loader.get_plugins = tuple  # type: ignore[attr-defined]  # () : no plugins
+        sys.modules[PYDANTIC_PLUGIN_LOADER] = loader
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    gc.disable()  # a short-lived process that builds no cycles: collection would only cost time
+    without_pydantic_plugins()
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        if _stdin_is_a_terminal():
+            sys.stderr.write(f"trainjob-resources: expected a ResourceList on stdin (not a terminal)\n\n{USAGE}")
+            return 2
+        from ..process import process
+
+        return as_main(process)
+    if args[0] in SUBCOMMANDS:
+        import importlib
+
+        module = importlib.import_module(SUBCOMMANDS[args[0]], __package__)
+        run: Callable[[list[str]], int] = module.main
+        return run(args[1:])
+    if args[0] in ("-h", "--help"):
+        sys.stdout.write(USAGE)
+        return 0
+    if args[0] in ("-V", "--version"):
+        from .. import __version__
+
+        sys.stdout.write(f"trainjob-resources {__version__}\n")
+        return 0
+    sys.stderr.write(f"trainjob-resources: unknown command {args[0]!r}\n\n{USAGE}")
+    return 2
+
+
+def _stdin_is_a_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):  # closed or replaced
+        return False
+
+
+# Each subcommand lives in its own module, imported only when asked for (start-up time).
+SUBCOMMANDS = {"render": ".render", "explain": ".explain"}
+
+DOCS_URL = "https://github.com/trainjob-resources/trainjob-resources"
+
+USAGE = f"""\
+usage: trainjob-resources                     KRM function: ResourceList on stdin, ResourceList on stdout
+       trainjob-resources render [PATH ...] [--config FILE] [--config-from-env] [--runtimes PATH]
+                                 [--namespace NS] [--output yaml|json] [--allow-empty] [-v]
+                                 [--results all|problems|summary]
+       trainjob-resources explain [PATH ...] [--format table|json|markdown] [--config FILE]
+                                  [--config-from-env] [--runtimes PATH] [--namespace NS]
+       trainjob-resources --help | --version
+       (`render --help` and `explain --help` describe their options in full)
+
+Lets a Kubeflow Trainer TrainJob write container `resources` in any spec.runtimePatches[]
+ContainerPatch (the Trainer API has no such field) and materializes them into derived runtimes
+the API accepts: each TrainJob then points at a runtime sized as its patches ask.
+
+As a KRM function (kustomize transformer, kpt pipeline or `kpt fn eval`) it reads a ResourceList,
+YAML or JSON, and writes it back with items rewritten and results; exit 1 when a result is an error.
+`render` does the same for files, folders (kustomizations built first) or - (stdin) and prints the
+manifests (Argo CD plugins, CI); `explain` prints what every TrainJob's pods request and limit.
+
+functionConfig: none, a v1 ConfigMap (the options under `data`, as strings), or
+  apiVersion: fn.trainjob-resources.io/v1alpha1
+  kind: TrainJobResources
+  metadata: {{name: trainjob-resources}}
+  spec:
+    mode: materialize               # materialize (default): derived runtimes | native: validate only
+    derivedRuntimeKind: TrainingRuntime  # TrainingRuntime (default) | ClusterTrainingRuntime
+    trainerResources: error         # error (default) | moveToResourcesPerNode
+    namespacePolicy: error          # LimitRange/ResourceQuota findings: error (default) | warning | off
+    maxPerContainer: {{memory: 128Gi}}  # platform maximum per container and resource
+    allowedResources: [cpu, memory, nvidia.com/gpu]  # the only resource names containers may use
+    allowGpuInSidecars: true        # true (default) | false
+    gpuResources: [nvidia.com/gpu]  # default: nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu, gpu.intel.com/*
+    results: all                    # all (default) | problems: warnings and errors | summary: and one info
+
+Examples:
+  kustomize build --enable-alpha-plugins --enable-exec overlays/prod   # listed under transformers:
+  kpt fn eval --exec trainjob-resources .
+  trainjob-resources render overlays/prod --config trainjob-resources.yaml > rendered.yaml
+  trainjob-resources explain overlays/prod --format markdown
+
+Docs: {DOCS_URL} (README.md and docs/)
+"""

@@ -1,0 +1,234 @@
+"""``trainjob-resources render``: manifests in from files, folders or stdin; rendered manifests out.
+
+For pipelines that are not KRM orchestrators (an Argo CD plugin, CI, a terminal). Inputs are
+read into a ResourceList (each object annotated with its file, so that messages name it), the
+function runs on it, and the items are written back as a multi-document YAML stream without
+those annotations. A folder with a kustomization is built by kustomize first. On any error
+nothing goes to stdout: the messages go to stderr and the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ..repo.sources import RenderError, shown
+
+if TYPE_CHECKING:
+    import argparse
+
+    from yaml.nodes import Node
+
+    from ..krm.resource_list import ResourceList
+    from ..repo.inputs import Inputs
+
+__all__ = ["RenderError", "add_input_options", "env_name", "load_for"]
+
+ENV_PREFIX = "ARGOCD_ENV_"
+
+DESCRIPTION = """\
+Render TrainJobs for `kubectl apply` or Argo CD: read manifests, materialize the container
+resources in their runtimePatches into derived runtimes, and print the result as YAML.
+
+PATH is a YAML or JSON file (several documents allowed), a folder (read recursively: *.yaml,
+*.yml, *.json in name order; hidden entries skipped) or - for stdin; default: the current folder.
+A folder with a kustomization is built with a plain `kustomize build` (or `kubectl kustomize`):
+no plugin, KRM function or Helm chart runs; this function's own config, found under the
+kustomization's transformers:, is taken out of the build and applied by render, once. Objects
+annotated config.kubernetes.io/local-config: "true" are read but not printed, and so is a
+TrainJobResources (or a ConfigMap naming this function) among the inputs: it is the functionConfig.
+
+Reads stay inside --root (links that lead out are refused), each file is read once, and one render
+reads at most 64 MiB, 100,000 files and folders and 100,000 objects. Skipped entries are listed on
+stderr.
+"""
+
+EPILOG = f"""\
+Argo CD (config management plugin): with --config-from-env, every {ENV_PREFIX}<OPTION> variable
+sets that functionConfig option, e.g. {ENV_PREFIX}MODE=native or
+{ENV_PREFIX}DERIVED_RUNTIME_KIND=ClusterTrainingRuntime (an empty value is ignored, an unknown
+option is an error), ARGOCD_APP_NAMESPACE is the default for --namespace, ARGOCD_APP_NAME names the
+application in error messages, and the repository root (from ARGOCD_APP_SOURCE_PATH) is the root.
+Options of --config (the platform's) are a floor: the repository's config and {ENV_PREFIX}* may
+only tighten maxPerContainer, allowedResources, allowGpuInSidecars, gpuResources and
+namespacePolicy; other options they may set freely.
+
+Exit status: 0 when rendered, 1 on any error or when there is nothing to print (unless
+--allow-empty; nothing is printed to stdout then), 2 on bad usage.
+"""
+
+
+def env_name(option: str) -> str:
+    """``derivedRuntimeKind`` -> ``ARGOCD_ENV_DERIVED_RUNTIME_KIND``."""
+    from ..checks import config
+
+    return config.env_name(option)
+
+
+def main(args: list[str]) -> int:
+    from ..repo.kustomize import Interrupted
+
+    options = _parser().parse_args(args)
+    try:
+        return _render(options)
+    except RenderError as err:
+        sys.stderr.write(f"{_application(options, os.environ)}trainjob-resources render: error: {err}\n")
+        return 1
+    except Interrupted as stop:
+        sys.stderr.write(
+            f"{_application(options, os.environ)}trainjob-resources render: stopped by signal {stop.signum}\n"
+        )
+        return 128 + stop.signum
+    except Exception as err:  # a bug of ours: say so plainly, keep the traceback for debugging only
+        if os.environ.get("TRAINJOB_RESOURCES_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write(f"trainjob-resources render: internal error ({type(err).__name__}: {err}); please report it\n")
+        return 1
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """The options ``render`` and ``explain`` share: what to read and from where."""
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="file, folder or - (default: .)")
+    parser.add_argument("--config", metavar="FILE", help="functionConfig: a v1 ConfigMap or a TrainJobResources")
+    parser.add_argument(
+        "--config-from-env",
+        action="store_true",
+        help=f"read options from {ENV_PREFIX}* variables and the namespace from ARGOCD_APP_NAMESPACE",
+    )
+    parser.add_argument(
+        "--runtimes",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="reference runtimes (file or folder, repeatable): read to resolve runtimeRefs, never printed",
+    )
+    parser.add_argument(
+        "--root",
+        metavar="DIR",
+        help="the folder reads must stay inside (default: the current folder; with --config-from-env, "
+        "the repository root from ARGOCD_APP_SOURCE_PATH)",
+    )
+    parser.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=float,
+        default=60.0,
+        help="time limit of each kustomize build (default: 60)",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="trainjob-resources render",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_input_options(parser)
+    parser.add_argument(
+        "--namespace",
+        metavar="NS",
+        help="namespace of TrainJobs and TrainingRuntimes that name none (they are printed with it)",
+    )
+    parser.add_argument("--output", "-o", choices=("yaml", "json"), default="yaml", help="output format")
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="exit 0 when there is nothing to print (by default an empty render is an error)",
+    )
+    parser.add_argument("--verbose", "-v", action="store_true", help="also print what was changed, to stderr")
+    from ..checks.reporting import RESULTS_HELP, RESULTS_OPTIONS
+
+    parser.add_argument("--results", choices=RESULTS_OPTIONS, help=f"{RESULTS_HELP}; overrides the functionConfig's")
+    return parser
+
+
+def _render(options: argparse.Namespace) -> int:
+    from ..process import process
+    from ..repo.inputs import printed
+
+    environ = os.environ
+    resource_list, inputs = load_for(options, environ)
+    for line in inputs.notes:
+        sys.stderr.write(line + "\n")
+    if inputs.errors:
+        return _fail(inputs.errors, options, environ)
+    from ..checks.reporting import with_results_option
+
+    resource_list.function_config = with_results_option(resource_list.function_config, options.results)
+    result = process(resource_list)
+    errors = [r.display() for r in result.results if r.severity == "error"]
+    for line in (r.display() for r in result.results if r.severity == "warning"):
+        sys.stderr.write(line + "\n")
+    if errors:
+        return _fail(errors, options, environ)
+    if options.verbose:
+        for line in (r.display() for r in result.results if r.severity == "info"):
+            sys.stderr.write(line + "\n")
+    nodes = printed(result, inputs)
+    if not nodes and not options.allow_empty:
+        where = ", ".join(shown(p) for p in options.paths or ["."])
+        message = (
+            f"error: {where}: no objects to print; an empty render makes Argo CD prune the application "
+            "(unless its sync policy sets allowEmpty: false). Pass --allow-empty if nothing is what you mean"
+        )
+        return _fail([message], options, environ)
+    sys.stdout.buffer.write((_json(nodes) if options.output == "json" else _yaml(nodes)).encode())
+    sys.stdout.flush()
+    return 0
+
+
+def load_for(options: argparse.Namespace, environ: Mapping[str, str]) -> tuple[ResourceList, Inputs]:
+    """``load`` as the command-line options of ``render`` or ``explain`` ask."""
+    from ..repo.inputs import load
+
+    namespace = options.namespace
+    if namespace is None and options.config_from_env:
+        namespace = environ.get("ARGOCD_APP_NAMESPACE") or None
+    return load(
+        options.paths or ["."],
+        options.config,
+        namespace,
+        environ if options.config_from_env else None,
+        runtimes=options.runtimes,
+        root=options.root,
+        timeout=options.timeout,
+    )
+
+
+def _application(options: argparse.Namespace, environ: Mapping[str, str]) -> str:
+    """``application NAME: `` under Argo CD (ARGOCD_APP_NAME): Argo CD shows the plugin's stderr as
+    one message, and the sidecar's log mixes every application's, so each line names its own."""
+    app = environ.get("ARGOCD_APP_NAME") if options.config_from_env else None
+    return f"application {shown(app)}: " if app else ""
+
+
+def _fail(errors: list[str], options: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    where = _application(options, environ)
+    for line in errors:
+        sys.stderr.write(where + line + "\n")
+    plural = "s" if len(errors) != 1 else ""
+    sys.stderr.write(f"{where}trainjob-resources render: {len(errors)} error{plural}; nothing rendered\n")
+    return 1
+
+
+def _yaml(nodes: list[Node]) -> str:
+    from ..yamltext import yamlnodes as yn
+
+    return "---\n".join(yn.serialize(node) for node in nodes)
+
+
+def _json(nodes: list[Node]) -> str:
+    """A v1 List of the objects, as ``kubectl get -o json`` prints several."""
+    import json
+
+    from ..yamltext import yamlnodes as yn
+
+    document = {"apiVersion": "v1", "kind": "List", "items": [yn.to_python(node) for node in nodes]}
+    return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -1,0 +1,521 @@
+"""A tenant's manifests read into one ResourceList, as ``render`` and ``explain`` read them.
+
+Files, folders (kustomizations built by ``kustomize``), stdin and ``--runtimes``; each object
+annotated with its file, so that messages name it; this function's configs found among them or
+in the kustomizations and combined with the platform's ``--config`` and ``ARGOCD_ENV_*``; and the
+objects to print once the function has run, without the annotations reading added.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..yamltext.documents import split_documents
+from .sources import RenderError, shown
+
+if TYPE_CHECKING:
+    from yaml.nodes import Node
+
+    from ..checks.config import Layer
+    from ..krm.resource_list import Item, ResourceList
+    from .sources import Reader, Root
+
+PATH_KEY = "internal.config.kubernetes.io/path"
+INDEX_KEY = "internal.config.kubernetes.io/index"
+LOCAL_CONFIG = "config.kubernetes.io/local-config"
+STDIN_LABEL = "<stdin>"
+DEFAULTED_KINDS = {("trainer.kubeflow.org", "TrainJob"), ("trainer.kubeflow.org", "TrainingRuntime")}
+DEFAULTED_KINDS |= {("", "LimitRange"), ("", "ResourceQuota")}
+
+
+@dataclass
+class Inputs:
+    reader: Reader = field(default_factory=lambda: _reader())
+    items: list[Item] = field(default_factory=list)
+    # This function's configs found in the inputs or the kustomizations, with where each was found.
+    configs: list[tuple[Node, str]] = field(default_factory=list)
+    unconfigured: list[str] = field(default_factory=list)  # kustomizations that list no config of ours
+    # Objects that had no annotations (or no metadata) before the path annotations were added,
+    # held by id; holding the nodes keeps their ids from being reused by nodes made later.
+    created_annotations: dict[int, Node] = field(default_factory=dict)
+    created_metadata: dict[int, Node] = field(default_factory=dict)
+    # Objects of a kustomize build (apiVersion, kind, namespace, name): kustomize never prints an empty
+    # annotations map, so one left empty by taking render's annotations out goes (the function may
+    # have copied the node, so its id is no guide).
+    built: set[tuple[str, str, str, str]] = field(default_factory=set)
+
+    @property
+    def errors(self) -> list[str]:
+        return self.reader.errors
+
+    @property
+    def notes(self) -> list[str]:
+        return self.reader.notes
+
+
+def _reader() -> Reader:
+    from .sources import Reader
+
+    return Reader()
+
+
+def load(
+    paths: Sequence[str],
+    config: str | None,
+    namespace: str | None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    runtimes: Sequence[str] = (),
+    root: str | None = None,
+    timeout: float = 60.0,
+) -> tuple[ResourceList, Inputs]:
+    """The inputs as one ResourceList, read as ``render`` and ``explain`` read them; problems that
+    stop reading are in ``Inputs.errors``, entries skipped in ``Inputs.notes``. Objects that name
+    no namespace get ``namespace``; objects read from ``runtimes`` are marked local-config."""
+    from ..krm import resource_list as krm
+
+    inputs = Inputs()
+    default_root = _default_root(root, environ)
+    platform = _platform_config(config, inputs.reader)
+    skip = {os.path.realpath(config)} if config else set()
+    for raw in paths:
+        _read_path(raw, inputs, skip, default_root, timeout)
+    if runtimes:
+        _read_runtimes(runtimes, inputs, skip, default_root, timeout)
+    _take_configs(inputs)
+    config_item = None
+    if not inputs.errors:
+        config_item = _effective_config(platform, inputs, environ)
+    if namespace and not inputs.errors:
+        _default_namespace(inputs.items, namespace)
+    return krm.ResourceList(items=inputs.items, function_config=config_item), inputs
+
+
+def _default_root(root: str | None, environ: Mapping[str, str] | None) -> Root:
+    """The folder reads stay inside: ``--root``; under Argo CD the repository's root (the current
+    folder is ARGOCD_APP_SOURCE_PATH inside it); else the current folder."""
+    from .sources import Root
+
+    if root is not None:
+        if not os.path.isdir(root):
+            raise RenderError(f"--root {shown(root)}: not a folder")
+        return Root(os.path.realpath(root), root)
+    cwd = os.getcwd()
+    source = (environ or {}).get("ARGOCD_APP_SOURCE_PATH", "")
+    parts = [p for p in source.split("/") if p not in ("", ".")]
+    if parts and ".." not in parts and not source.startswith("/"):
+        here = cwd.split(os.sep)
+        if here[-len(parts) :] == parts:
+            repository = os.sep.join(here[: -len(parts)]) or os.sep
+            return Root(os.path.realpath(repository), os.path.relpath(repository, cwd))
+    return Root(os.path.realpath(cwd), ".")
+
+
+def _read_path(raw: str, inputs: Inputs, skip: set[str], default_root: Root, timeout: float) -> None:
+    try:
+        _read_path_or_fail(raw, inputs, skip, default_root, timeout)
+    except OSError as err:
+        raise RenderError(f"{shown(raw)}: cannot read: {err.strerror or err}") from None
+
+
+def _read_path_or_fail(raw: str, inputs: Inputs, skip: set[str], default_root: Root, timeout: float) -> None:
+    from .sources import root_for
+
+    reader = inputs.reader
+    if raw == "-":
+        data = sys.stdin.buffer.read(reader.budget.bytes_left + 1)
+        reader.budget.take_bytes(len(data), STDIN_LABEL)
+        _read_text(_decode(data, STDIN_LABEL), STDIN_LABEL, inputs)
+        return
+    if not os.path.lexists(raw):
+        raise RenderError(f"{shown(raw)}: no such file or folder")
+    root = root_for(raw, default_root)
+    real = reader.resolve(raw, raw, root)
+    if os.path.isdir(real):
+        _read_dir(real, raw, root, inputs, skip, timeout)
+    elif os.path.isfile(real):
+        if reader.first_time(real, raw):
+            _read_file(real, raw, inputs)
+    elif os.path.exists(real):
+        raise RenderError(f"{shown(raw)}: not a regular file or folder")
+    else:
+        raise RenderError(f"{shown(raw)}: a broken symbolic link")
+
+
+def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, skip: set[str], timeout: float) -> None:
+    """A folder: first walked whole (each real folder and file once, every size from stat, the sum
+    checked against the budget), then read in name order, kustomizations built where found."""
+    from . import kustomize
+
+    tasks: list[tuple[str, str, int | None]] = []
+    _walk(real_dir, label, root, inputs, skip, tasks, 0)
+    inputs.reader.budget.take_bytes(sum(size or 0 for _, _, size in tasks), label)
+    for real, entry_label, size in tasks:
+        if size is not None:
+            data = inputs.reader.read_bytes(real, entry_label, reserved=size)
+            if data is not None:
+                _read_text(_decode(data, entry_label), shown(entry_label), inputs)
+            continue
+        plan = kustomize.plan(real, entry_label, root, inputs.reader)
+        text = kustomize.build(plan, inputs.reader, timeout)
+        inputs.configs.extend((found.node, found.label) for found in plan.configs)
+        if not plan.configs:
+            inputs.unconfigured.append(entry_label)
+        start = len(inputs.items)
+        _read_text(text, shown(entry_label), inputs)
+        kustomize.restore(inputs.items[start:])
+        inputs.built.update(_key(item) for item in inputs.items[start:])
+        _name_origins(inputs, start, entry_label, keep=plan.user_origins)
+
+
+def _name_origins(inputs: Inputs, start: int, label: str, keep: bool) -> None:
+    """Each object of a kustomize build named by the file it came from (kustomize's origin
+    annotation, which render asked for), so that messages say ``overlays/prod/../../base/x.yaml``
+    rather than the build's document number; the annotation is removed unless the user asked for it."""
+    from yaml.nodes import MappingNode
+
+    from ..yamltext import yamlnodes as yn
+    from .kustomize import ORIGIN, PREVIOUS_KINDS, PREVIOUS_NAMES
+
+    for item in inputs.items[start:]:
+        item.origin = None  # its lines are the build's, not its file's
+        origin = item.annotation(ORIGIN)
+        if origin is None:
+            continue
+        try:
+            value = yn.get(yn.compose(origin), "path") or yn.get(yn.compose(origin), "configuredIn")
+        except yn.YamlInputError:
+            value = None
+        path = yn.scalar(value)
+        if path and not path.startswith(("http://", "https://")):
+            item.set_annotation(PATH_KEY, shown(os.path.normpath(os.path.join(label, path))))
+            item.set_annotation(INDEX_KEY, "0")
+        if not keep:
+            item.remove_annotation(ORIGIN)
+            annotations = yn.get_path(item.node, "metadata", "annotations")
+            made = {PATH_KEY, INDEX_KEY, PREVIOUS_NAMES, PREVIOUS_KINDS}  # render's, removed before printing
+            if isinstance(annotations, MappingNode) and {yn.scalar(k) for k, _ in annotations.value} <= made:
+                inputs.created_annotations[id(item.node)] = item.node  # kustomize made it for the origin
+
+
+def _walk(
+    real_dir: str,
+    label: str,
+    root: Root,
+    inputs: Inputs,
+    skip: set[str],
+    tasks: list[tuple[str, str, int | None]],
+    depth: int,
+) -> None:
+    """What a folder holds to read, in order: files (with their size) and kustomization folders (None)."""
+    from . import kustomize
+    from .sources import MAX_FOLDER_DEPTH
+
+    reader = inputs.reader
+    if not reader.first_time(real_dir, label):
+        return
+    if depth > MAX_FOLDER_DEPTH:
+        raise RenderError(f"{shown(label)}: folders nested more than {MAX_FOLDER_DEPTH} deep")
+    if kustomize.kustomization_file(real_dir) is not None:
+        tasks.append((real_dir, label, None))
+        return
+    for real, entry_label, size in reader.walk(real_dir, label, root):
+        if size is None:
+            _walk(real, entry_label, root, inputs, skip, tasks, depth + 1)
+        elif real not in skip and reader.first_time(real, entry_label):
+            tasks.append((real, entry_label, size))
+
+
+def _read_file(real: str, label: str, inputs: Inputs) -> None:
+    data = inputs.reader.read_bytes(real, label)
+    if data is not None:
+        _read_text(_decode(data, label), shown(label), inputs)
+
+
+def _read_runtimes(paths: Sequence[str], inputs: Inputs, skip: set[str], default_root: Root, timeout: float) -> None:
+    """Reference runtimes: read like inputs, marked local-config (never printed); other kinds are skipped."""
+    from ..trainer.api import RUNTIME_KINDS
+
+    start = len(inputs.items)
+    for raw in paths:
+        if raw == "-":
+            raise RenderError("--runtimes -: give a file or folder (stdin is for the inputs)")
+        _read_path(raw, inputs, skip, default_root, timeout)
+    read = inputs.items[start:]
+    del inputs.items[start:]
+    for item in read:
+        if (item.group, item.kind) not in {("trainer.kubeflow.org", kind) for kind in RUNTIME_KINDS}:
+            where = item.annotation(PATH_KEY) or "--runtimes"
+            inputs.notes.append(f"note: {where}: skipped {item.kind} {item.name}: --runtimes reads only runtimes")
+            continue
+        item.set_annotation(LOCAL_CONFIG, "true")
+        inputs.items.append(item)
+
+
+def _decode(data: bytes, label: str) -> str:
+    from ..yamltext.yamlnodes import YamlInputError, decode
+
+    try:
+        return decode(data)
+    except YamlInputError as err:
+        raise RenderError(f"{shown(label)}: {err}") from None
+
+
+def _read_text(text: str, label: str, inputs: Inputs) -> None:
+    from yaml.nodes import MappingNode
+
+    from ..krm.resource_list import Item
+    from ..yamltext import yamlnodes as yn
+
+    is_json = text.lstrip().startswith(("{", "["))
+    index = 0
+    for first_line, chunk in [(0, text)] if is_json else split_documents(text):
+        try:
+            node = yn.compose(chunk)
+        except yn.YamlInputError as err:
+            inputs.errors.append(f"error: {label}: {_shift(err, first_line)}")
+            continue
+        if yn.is_null(node):
+            continue
+        assert node is not None
+        where = f"{label}#{index}" if index else label
+        index += 1
+        if is_json:
+            _block_style(node)
+        objects = _objects(node)
+        if objects is None:
+            inputs.errors.append(f"error: {where}: a v1 List whose items is not a list")
+            continue
+        inputs.reader.budget.take_items(len(objects), label)
+        for obj in objects:
+            problem = _problem(obj, first_line)
+            if problem is not None:
+                inputs.errors.append(f"error: {where}: {problem}")
+                continue
+            assert isinstance(obj, MappingNode)
+            metadata = yn.get(obj, "metadata")
+            if not isinstance(metadata, MappingNode):
+                inputs.created_metadata[id(obj)] = obj
+            if not isinstance(yn.get(metadata, "annotations"), MappingNode):
+                inputs.created_annotations[id(obj)] = obj
+            item = Item(obj)
+            item.origin = first_line
+            item.set_annotation(PATH_KEY, label)
+            item.set_annotation(INDEX_KEY, str(index - 1))
+            inputs.items.append(item)
+
+
+def _shift(err: Exception, first_line: int) -> str:
+    line, column = getattr(err, "line", None), getattr(err, "column", None)
+    if line is None:
+        return str(err)
+    base = str(err).removesuffix(f" (line {line}, column {column})")
+    return f"{base} (line {line + first_line}, column {column})"
+
+
+def _objects(node: Node) -> list[Node] | None:
+    """The objects of one document: itself, or the items of a ``v1 List`` (None if they are not a list)."""
+    from yaml.nodes import SequenceNode
+
+    from ..yamltext import yamlnodes as yn
+
+    if yn.scalar(yn.get(node, "kind")) == "List" and yn.scalar(yn.get(node, "apiVersion")) == "v1":
+        items = yn.get(node, "items")
+        if yn.is_null(items):
+            return []
+        return list(items.value) if isinstance(items, SequenceNode) else None
+    return [node]
+
+
+def _problem(node: Node, first_line: int) -> str | None:
+    from yaml.nodes import MappingNode
+
+    from ..yamltext import yamlnodes as yn
+
+    line = node.start_mark.line + 1 + first_line
+    if not isinstance(node, MappingNode):
+        return f"line {line}: not a Kubernetes object (the document is not a mapping)"
+    try:
+        yn.check_duplicate_keys(node)
+    except yn.DuplicateKeyError as err:
+        where = f"{err.path}: " if err.path != err.key else ""
+        return f"{where}duplicate mapping key {err.key!r} (line {err.line + first_line})"
+    if not yn.scalar(yn.get(node, "apiVersion")) or not yn.scalar(yn.get(node, "kind")):
+        return f"line {line}: not a Kubernetes object (no apiVersion or kind)"
+    if yn.scalar(yn.get(node, "kind")) == "ResourceList":
+        return f"line {line}: a ResourceList: pipe it to `trainjob-resources` (the KRM function) instead"
+    return None
+
+
+def _block_style(node: Node) -> None:
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    stack: list[Node] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, MappingNode):
+            current.flow_style = False
+            stack.extend(n for pair in current.value for n in pair)
+        elif isinstance(current, SequenceNode):
+            current.flow_style = False
+            stack.extend(current.value)
+        elif isinstance(current, ScalarNode):
+            current.style = None
+
+
+def _default_namespace(items: Sequence[Item], namespace: str) -> None:
+    from yaml.nodes import MappingNode
+
+    from ..yamltext import yamlnodes as yn
+
+    for item in items:
+        if (item.group, item.kind) in DEFAULTED_KINDS and not item.namespace:
+            assert isinstance(item.node, MappingNode)
+            metadata = yn.ensure_map(item.node, "metadata")
+            yn.delete_key(metadata, "namespace")
+            keys = [k.value for k, _ in metadata.value]
+            at = keys.index("name") + 1 if "name" in keys else 0
+            metadata.value.insert(at, (yn.str_node("namespace"), yn.str_node(namespace)))
+            item.touched()
+
+
+def _platform_config(path: str | None, reader: Reader) -> Layer | None:
+    """``--config FILE``: the platform's options, a floor for the repository's and ARGOCD_ENV_*'s."""
+    from yaml.nodes import MappingNode
+
+    from ..checks.config import CONFIG_KIND, LayerError, layer_from_object
+    from ..yamltext import yamlnodes as yn
+    from .sources import Root
+
+    if path is None:
+        return None
+    if not os.path.isfile(path):
+        raise RenderError(f"--config {shown(path)}: no such file")
+    real = reader.resolve(path, path, Root(os.path.realpath(path), path))
+    try:
+        data = reader.read_bytes(real, path)
+    except OSError as err:
+        raise RenderError(f"--config {shown(path)}: cannot read: {err.strerror or err}") from None
+    text = _decode(data or b"", path)
+    try:
+        documents = [n for _, chunk in split_documents(text) if not yn.is_null(n := yn.compose(chunk))]
+    except yn.YamlInputError as err:
+        raise RenderError(f"--config {shown(path)}: {err}") from None
+    if len(documents) != 1 or not isinstance(documents[0], MappingNode):
+        raise RenderError(f"--config {shown(path)}: expected one object (a v1 ConfigMap or a {CONFIG_KIND})")
+    try:
+        return layer_from_object(yn.to_python(documents[0]), shown(path), platform=True)
+    except LayerError as err:
+        raise RenderError("\n".join(err.messages)) from None
+
+
+def _take_configs(inputs: Inputs) -> None:
+    """This function's configs among the inputs: taken out (used as the functionConfig, never printed)."""
+    from .kustomize import is_our_config
+
+    kept: list[Item] = []
+    for item in inputs.items:
+        if is_our_config(item.node):
+            index = item.annotation(INDEX_KEY)
+            where = item.annotation(PATH_KEY) or STDIN_LABEL
+            where = f"{where}#{index}" if index not in (None, "0") else where
+            inputs.configs.append((item.node, where))
+        else:
+            kept.append(item)
+    inputs.items[:] = kept
+
+
+def _effective_config(platform: Layer | None, inputs: Inputs, environ: Mapping[str, str] | None) -> Item | None:
+    """The functionConfig: the platform's options, then the repository's config, then ARGOCD_ENV_*;
+    the later two may only tighten the platform's policy. None when nothing sets an option."""
+    from ..checks.config import LayerError, combine, layer_from_env, layer_from_object, to_object
+    from ..krm.resource_list import Item
+    from ..yamltext import yamlnodes as yn
+
+    layers: list[Layer] = [platform] if platform is not None else []
+    for node, _ in inputs.configs:
+        _strip_internal(node)
+    options = [_options_of(node) for node, _ in inputs.configs]
+    if len(inputs.configs) > 1 and all(o == options[0] for o in options):
+        inputs.configs[1:] = []  # the same options in several places (a base's and an overlay's): applied once
+    if len(inputs.configs) > 1:
+        found = ", ".join(label for _, label in inputs.configs)
+        inputs.errors.append(
+            f"error: {len(inputs.configs)} trainjob-resources configs with different options found ({found}); "
+            "render applies the function once: keep one"
+        )
+        return None
+    try:
+        for node, label in inputs.configs:
+            layers.append(layer_from_object(yn.to_python(node), label))
+        env_layer = layer_from_env(environ) if environ is not None else None
+        if env_layer is not None:
+            layers.append(env_layer)
+        if not layers:
+            for label in inputs.unconfigured:
+                inputs.notes.append(
+                    f"note: {shown(label)}: its kustomization lists no trainjob-resources config (transformers:, "
+                    "generators:, validators:); the function runs with the default options"
+                )
+            return None
+        config = combine(layers)
+    except LayerError as err:
+        inputs.errors.extend(f"error: {message}" for message in err.messages)
+        return None
+    item = Item(yn.from_python(to_object(config)))
+    sources = dict.fromkeys(source for layer in layers for source in layer.sources.values())
+    item.set_annotation(PATH_KEY, " + ".join(sources) or "functionConfig")
+    return item
+
+
+def _options_of(node: Node) -> object:
+    from ..yamltext import yamlnodes as yn
+
+    options = yn.get(node, "spec") or yn.get(node, "data")
+    return yn.to_python(options) if options is not None else None
+
+
+def _strip_internal(node: Node) -> None:
+    from yaml.nodes import MappingNode
+
+    from ..yamltext import yamlnodes as yn
+
+    annotations = yn.get_path(node, "metadata", "annotations")
+    if isinstance(annotations, MappingNode):
+        yn.delete_key(annotations, PATH_KEY)
+        yn.delete_key(annotations, INDEX_KEY)
+
+
+def printed(result: ResourceList, inputs: Inputs) -> list[Node]:
+    """The objects to print, without the annotations reading added; local-config ones left out."""
+    from yaml.nodes import MappingNode
+
+    from ..yamltext import yamlnodes as yn
+    from .kustomize import PREVIOUS_KINDS, PREVIOUS_NAMES
+
+    nodes: list[Node] = []
+    for item in result.items:
+        if item.annotation(LOCAL_CONFIG) == "true":
+            continue
+        node = item.node
+        assert isinstance(node, MappingNode)
+        metadata = yn.get(node, "metadata")
+        annotations = yn.get(metadata, "annotations")
+        if isinstance(annotations, MappingNode):
+            for key in (PATH_KEY, INDEX_KEY, PREVIOUS_NAMES, PREVIOUS_KINDS):
+                yn.delete_key(annotations, key)
+            if not annotations.value and (id(node) in inputs.created_annotations or _key(item) in inputs.built):
+                assert isinstance(metadata, MappingNode)
+                yn.delete_key(metadata, "annotations")
+        if isinstance(metadata, MappingNode) and not metadata.value and id(node) in inputs.created_metadata:
+            yn.delete_key(node, "metadata")
+        nodes.append(node)
+    return nodes
+
+
+def _key(item: Item) -> tuple[str, str, str, str]:
+    return (item.api_version, item.kind, item.namespace, item.name)

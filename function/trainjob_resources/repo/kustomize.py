@@ -1,0 +1,711 @@
+"""Building a tenant's kustomization without running anything it names.
+
+kustomize runs plugins only when asked (``--enable-alpha-plugins``, ``--enable-exec``,
+``--enable-helm``); ``render`` never asks. So a kustomization that lists this function under
+``transformers:`` (``generators:``, ``validators:``) would fail to build: ``render`` reads the
+kustomizations first, takes this function's config out of them (to apply the function itself,
+once, on the build's output) and refuses any other plugin, KRM function or Helm chart with a
+message that says so. kustomize then builds a private copy of the kustomizations' folders that
+holds only what the checks let through: regular files that resolve inside the root (copied, read
+once and within the load's budget) and links between them; its bases (``resources``,
+``components``) must be folders inside the root, so nothing is fetched and nothing outside is read.
+
+The build runs with an empty environment, a time limit (wall clock, and CPU time as a resource
+limit that holds even if ``render`` dies), in its own process group, killed with ``render``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .sources import MAX_FOLDER_DEPTH, Reader, RenderError, Root, shown
+
+if TYPE_CHECKING:
+    from yaml.nodes import MappingNode, Node
+
+    from ..krm.resource_list import Item
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+BASE_FIELDS = ("resources", "bases", "components")
+PLUGIN_FIELDS = ("generators", "transformers", "validators")
+HELM_FIELDS = ("helmCharts", "helmChartInflationGenerator", "helmGlobals")
+FUNCTION_ANNOTATIONS = ("config.kubernetes.io/function", "config.k8s.io/function")
+# kustomize's builtin plugins (apiVersion: builtin): Go code inside kustomize, no process. The Helm
+# one is refused like helmCharts.
+BUILTINS = frozenset(
+    {
+        "AnnotationsTransformer",
+        "ConfigMapGenerator",
+        "HashTransformer",
+        "IAMPolicyGenerator",
+        "ImageTagTransformer",
+        "LabelTransformer",
+        "LegacyOrderTransformer",
+        "NamespaceTransformer",
+        "PatchJson6902Transformer",
+        "PatchStrategicMergeTransformer",
+        "PatchTransformer",
+        "PrefixSuffixTransformer",
+        "PrefixTransformer",
+        "ReplacementTransformer",
+        "ReplicaCountTransformer",
+        "SecretGenerator",
+        "SortOrderTransformer",
+        "SuffixTransformer",
+        "ValueAddTransformer",
+    }
+)
+ORIGIN_OPTION = "originAnnotations"
+ORIGIN = "config.kubernetes.io/origin"
+DEFAULT_TIMEOUT = 60.0
+MAX_STDERR = 64 * 1024
+_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/)")
+_NAME = "trainjob-resources"
+# The fields of kustomize's Kustomization (api/types/kustomization.go), spelled exactly: Go decodes
+# them case-insensitively, so ``Resources:`` would name a base this walker never checked.
+KNOWN_FIELDS = frozenset(
+    {
+        "apiVersion", "kind", "metadata", "openapi", "namePrefix", "nameSuffix", "namespace",
+        "commonLabels", "labels", "commonAnnotations", "patchesStrategicMerge", "patchesJson6902",
+        "patches", "images", "replacements", "replicas", "vars", "sortOptions", "resources", "bases",
+        "components", "crds", "configMapGenerator", "secretGenerator", "helmGlobals", "helmCharts",
+        "helmChartInflationGenerator", "generatorOptions", "configurations", "generators",
+        "transformers", "validators", "buildMetadata", "imageTags",
+    }
+)  # fmt: skip
+# Values, not files (lowercased, at any depth): not looked into.
+_NOT_FILES = frozenset({"metadata", "commonlabels", "labels", "commonannotations", "annotations", "images", "literals"})
+# Fields (lowercased, at any depth) whose values kustomize loads as files, or fetches when a URL.
+PATH_FIELDS = frozenset({"files", "envs", "env", "path", "patchesstrategicmerge", "crds", "configurations"})
+# kustomize drops local-config objects from its output, but under kustomize this function sees them
+# (kustomize removes them after its transformers): in the private copy the annotation is renamed to
+# LOCAL_MARK, and restored on the built objects before render applies the function.
+LOCAL_CONFIG = "config.kubernetes.io/local-config"
+LOCAL_MARK = "internal.trainjob-resources.io/local-config"
+# A plain build keeps no previousNames (kustomize strips its build annotations), so each runtime's
+# name in its file is kept in NAME_MARK and turned into the previousNames annotation the function
+# resolves renamed runtimes through, as it does under kustomize.
+NAME_MARK = "internal.trainjob-resources.io/name"
+PREVIOUS_NAMES = "internal.config.kubernetes.io/previousNames"
+PREVIOUS_KINDS = "internal.config.kubernetes.io/previousKinds"
+RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
+TRAINER_GROUP = "trainer.kubeflow.org"
+
+
+@dataclass
+class FoundConfig:
+    """This function's config, found in a kustomization."""
+
+    node: Node
+    label: str
+
+
+@dataclass
+class Kustomization:
+    real_dir: str
+    label_dir: str
+    file_name: str
+    node: MappingNode
+    drop: dict[str, set[int]] = field(default_factory=dict)  # plugin field -> entries that are ours
+
+
+@dataclass
+class Plan:
+    """The kustomizations a build reads, checked, and what they ask of this function."""
+
+    root: Root
+    top: str  # real folder of the kustomization to build
+    label: str
+    kustomizations: dict[str, Kustomization] = field(default_factory=dict)
+    configs: list[FoundConfig] = field(default_factory=list)
+    resource_files: set[str] = field(default_factory=set)  # real paths of files listed as resources
+    user_origins: bool = False  # the kustomization asks for origin annotations in its output itself
+
+
+def kustomization_file(real_dir: str) -> str | None:
+    for name in KUSTOMIZATION_FILES:
+        if os.path.lexists(os.path.join(real_dir, name)):
+            return name
+    return None
+
+
+def is_our_config(node: Node) -> bool:
+    """Whether an object is this function's config: a TrainJobResources, or a ConfigMap whose
+    function annotation runs this function (an image or executable named trainjob-resources)."""
+    from ..checks.config import CONFIG_API_VERSION, CONFIG_KIND
+    from ..yamltext import yamlnodes as yn
+
+    kind, api_version = yn.scalar(yn.get(node, "kind")), yn.scalar(yn.get(node, "apiVersion"))
+    if (kind, api_version) == (CONFIG_KIND, CONFIG_API_VERSION):
+        return True
+    return kind == "ConfigMap" and _NAME in (function_annotation(node) or "")
+
+
+def function_annotation(node: Node) -> str | None:
+    from ..yamltext import yamlnodes as yn
+
+    annotations = yn.get_path(node, "metadata", "annotations")
+    for key in FUNCTION_ANNOTATIONS:
+        value = yn.scalar(yn.get(annotations, key))
+        if value:
+            return value
+    return None
+
+
+def plan(real_dir: str, label: str, root: Root, reader: Reader) -> Plan:
+    """Reads the kustomization in ``real_dir`` and every one it builds on; RenderError on the first
+    thing ``render`` will not build (errors about links are in ``reader.errors``)."""
+    result = Plan(root, real_dir, label)
+    _Walker(result, reader).walk(real_dir, label, plugins=False, depth=0)
+    return result
+
+
+class _Walker:
+    def __init__(self, plan: Plan, reader: Reader) -> None:
+        self.plan = plan
+        self.reader = reader
+
+    def walk(self, real_dir: str, label: str, plugins: bool, depth: int) -> None:
+        from yaml.nodes import MappingNode
+
+        from ..yamltext import yamlnodes as yn
+
+        if real_dir in self.plan.kustomizations:
+            return
+        if depth > MAX_FOLDER_DEPTH:
+            raise RenderError(f"{shown(label)}: kustomizations nested more than {MAX_FOLDER_DEPTH} deep")
+        name = kustomization_file(real_dir)
+        if name is None:
+            raise RenderError(f"{shown(label)}: a folder without a kustomization, named as a kustomize base")
+        file_label = os.path.join(label, name)
+        real_file = self.reader.resolve(os.path.join(real_dir, name), file_label, self.plan.root)
+        node = _parse_one(self.reader, real_file, file_label)
+        if not isinstance(node, MappingNode):
+            raise RenderError(f"{shown(file_label)}: not a kustomization (the document is not a mapping)")
+        _check_fields(node, file_label)
+        kustomization = Kustomization(real_dir, label, name, node)
+        self.plan.kustomizations[real_dir] = kustomization
+        for key in HELM_FIELDS:
+            if yn.get(node, key) is not None:
+                raise RenderError(
+                    f"{shown(file_label)}: {key}: render does not run Helm (a chart is a program the repository "
+                    "names); commit the chart's manifests, or run `trainjob-resources render -` as Helm's post-renderer"
+                )
+        for key in BASE_FIELDS:
+            for index, entry in _entries(node, key):
+                found = self.reference(kustomization, f"{file_label}: {key}[{index}]", entry)
+                if found[1]:
+                    self.walk(found[0], os.path.join(label, entry), plugins=False, depth=depth + 1)
+                    continue
+                self.plan.resource_files.add(found[0])
+                if plugins:
+                    for doc in _parse_all(self.reader, found[0], os.path.join(label, entry)):
+                        self.classify(doc, f"{file_label}: {key}[{index}] ({shown(entry)})", None)
+        for key in PLUGIN_FIELDS:
+            for index, entry in _entries(node, key):
+                where = f"{file_label}: {key}[{index}]"
+                inline = _inline(entry)
+                if inline is not None:
+                    if self.classify(inline, where, where):
+                        kustomization.drop.setdefault(key, set()).add(index)
+                    continue
+                found = self.reference(kustomization, where, entry)
+                if found[1]:
+                    self.walk(found[0], os.path.join(label, entry), plugins=True, depth=depth + 1)
+                    continue
+                entry_label = os.path.join(label, entry)
+                docs = _parse_all(self.reader, found[0], entry_label)
+                ours = [self.classify(doc, f"{where} ({shown(entry)})", entry_label) for doc in docs]
+                if any(ours) and not all(ours):
+                    raise RenderError(
+                        f"{where} ({shown(entry)}): trainjob-resources' config shares its file with other "
+                        "plugin configs; give it a file of its own"
+                    )
+                if ours and all(ours):
+                    kustomization.drop.setdefault(key, set()).add(index)
+
+    def reference(self, kustomization: Kustomization, where: str, entry: str) -> tuple[str, bool]:
+        """The real path an entry names and whether it is a folder; only local paths inside the root."""
+        if os.path.isabs(entry):
+            raise RenderError(f"{where}: {shown(entry)}: an absolute path; write it relative to the kustomization")
+        path = os.path.join(kustomization.real_dir, entry)
+        if not os.path.lexists(path):
+            if _REMOTE.match(entry):
+                raise RenderError(
+                    f"{where}: {shown(entry)}: a remote base or file; render fetches nothing "
+                    "(vendor it into the repository)"
+                )
+            raise RenderError(f"{where}: {shown(entry)}: no such file or folder")
+        real = self.reader.resolve(path, f"{where}: {entry}", self.plan.root)
+        if not os.path.exists(real):
+            raise RenderError(f"{where}: {shown(entry)}: a broken symbolic link")
+        return real, os.path.isdir(real)
+
+    def classify(self, node: Node, where: str, label: str | None) -> bool:
+        """True for this function's config (recorded); an error for any other plugin."""
+        from ..yamltext import yamlnodes as yn
+
+        kind = yn.scalar(yn.get(node, "kind")) or "(no kind)"
+        api_version = yn.scalar(yn.get(node, "apiVersion")) or "(no apiVersion)"
+        if is_our_config(node):
+            if label is None:
+                raise RenderError(
+                    f"{where}: trainjob-resources' config inside a folder of plugin configs; "
+                    "list its file directly under transformers:"
+                )
+            self.plan.configs.append(FoundConfig(node, label))
+            return True
+        if api_version == "builtin" and kind in BUILTINS:
+            return False
+        if function_annotation(node) is not None:
+            what = "a KRM function (exec, container or starlark)"
+        elif api_version == "builtin" and kind == "HelmChartInflationGenerator":
+            what = "Helm"
+        else:
+            what = "an external kustomize plugin"
+        raise RenderError(
+            f"{where}: {shown(api_version)} {shown(kind)} runs {what}; render runs no plugin or function a "
+            "repository names (only trainjob-resources' own config is taken out and applied by render)"
+        )
+
+
+def _check_fields(node: MappingNode, label: str) -> None:
+    """Refuses what kustomize would read differently from this walker (duplicate keys, merge keys,
+    fields spelled otherwise) and any URL or absolute path among the files kustomize loads."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    from ..yamltext import yamlnodes as yn
+
+    try:
+        yn.check_duplicate_keys(node)
+    except yn.DuplicateKeyError as err:
+        raise RenderError(f"{shown(label)}: {shown(err)}") from None
+    for key, _ in node.value:
+        name = yn.scalar(key)
+        if key.tag == yn.MERGE_TAG or name == "<<":
+            raise RenderError(f"{shown(label)}: a YAML merge key (<<): write the fields out")
+        if name not in KNOWN_FIELDS:
+            raise RenderError(
+                f"{shown(label)}: {shown(name)}: not a kustomization field (spelled exactly) render knows"
+            )
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        current, is_path = stack.pop()
+        if isinstance(current, MappingNode):
+            for key, value in current.value:
+                if key.tag == yn.MERGE_TAG or yn.scalar(key) == "<<":
+                    raise RenderError(f"{shown(label)}: a YAML merge key (<<): write the fields out")
+                field_name = str(yn.scalar(key)).lower()
+                if field_name not in _NOT_FILES:
+                    stack.append((value, field_name in PATH_FIELDS))
+        elif isinstance(current, SequenceNode):
+            stack.extend((entry, is_path) for entry in current.value)
+        elif is_path and isinstance(current, ScalarNode) and "\n" not in current.value:
+            path = current.value.split("=", 1)[-1]  # a generator's files: entry may be key=path
+            if "://" in path or os.path.isabs(path):
+                raise RenderError(
+                    f"{shown(label)}: {shown(current.value)}: a URL or absolute path; render reads only files "
+                    "inside the repository and fetches nothing"
+                )
+
+
+def _entries(node: MappingNode, key: str) -> Iterator[tuple[int, str]]:
+    from yaml.nodes import ScalarNode, SequenceNode
+
+    from ..yamltext import yamlnodes as yn
+
+    value = yn.get(node, key)
+    if isinstance(value, SequenceNode):
+        for index, entry in enumerate(value.value):
+            if isinstance(entry, ScalarNode) and isinstance(entry.value, str):
+                yield index, entry.value
+
+
+def _inline(entry: str) -> Node | None:
+    """An inline plugin config (kustomize accepts a YAML object as a string entry) or None."""
+    from yaml.nodes import MappingNode
+
+    from ..yamltext import yamlnodes as yn
+
+    if "\n" not in entry and ":" not in entry:
+        return None
+    try:
+        node = yn.compose(entry)
+    except yn.YamlInputError:
+        return None
+    return node if isinstance(node, MappingNode) and yn.get(node, "kind") is not None else None
+
+
+def _parse_one(reader: Reader, real: str, label: str) -> Node | None:
+    from ..yamltext import yamlnodes as yn
+
+    data = reader.read_bytes(real, label)
+    if data is None:
+        raise RenderError(f"{shown(label)}: not a regular file")
+    try:
+        return yn.compose(yn.decode(data))
+    except yn.YamlInputError as err:
+        raise RenderError(f"{shown(label)}: {err}") from None
+
+
+def _parse_all(reader: Reader, real: str, label: str) -> list[Node]:
+    from ..yamltext import yamlnodes as yn
+    from ..yamltext.documents import split_documents
+
+    data = reader.read_bytes(real, label)
+    if data is None:
+        raise RenderError(f"{shown(label)}: not a regular file")
+    reader.kept[real] = data  # copied for kustomize from here, not read again
+    out: list[Node] = []
+    try:
+        for _, chunk in split_documents(yn.decode(data)):
+            node = yn.compose(chunk)
+            if node is not None and not yn.is_null(node):
+                out.append(node)
+    except yn.YamlInputError as err:
+        raise RenderError(f"{shown(label)}: {err}") from None
+    return out
+
+
+# The private copy
+
+
+def mirror(found: Plan, reader: Reader, into: str) -> str:
+    """Copies the folders of the plan's kustomizations into ``into`` (at their paths relative to the
+    root), this function's entries taken out; returns the folder to build."""
+    copier = _Copier(found, reader, into)
+    for real_dir in found.kustomizations:
+        copier.copy(real_dir, found.kustomizations[real_dir].label_dir, 0)
+    return copier.target(found.top)
+
+
+class _Copier:
+    def __init__(self, found: Plan, reader: Reader, into: str) -> None:
+        self.plan = found
+        self.reader = reader
+        self.into = into
+        self.done: set[str] = set()
+
+    def target(self, real: str) -> str:
+        relative = os.path.relpath(real, self.plan.root.real)
+        return os.path.normpath(os.path.join(self.into, relative))
+
+    def copy(self, real_dir: str, label: str, depth: int) -> None:
+        if real_dir in self.done:
+            return
+        self.done.add(real_dir)
+        if depth > MAX_FOLDER_DEPTH:
+            raise RenderError(f"{shown(label)}: folders nested more than {MAX_FOLDER_DEPTH} deep")
+        os.makedirs(self.target(real_dir), exist_ok=True)
+        entries = self.reader.entries(real_dir, label)
+        kustomization = self.plan.kustomizations.get(real_dir)
+        for entry in entries:
+            if entry.name == ".git":
+                continue
+            path, entry_label = os.path.join(real_dir, entry.name), os.path.join(label, entry.name)
+            if kustomization is not None and entry.name == kustomization.file_name:
+                with open(self.target(path), "w", encoding="utf-8") as out:
+                    out.write(self.rewritten(kustomization))
+            elif entry.is_symlink():
+                real = self.reader.resolve(path, entry_label, self.plan.root)
+                if not os.path.exists(real):
+                    self.reader.notes.append(f"note: {shown(entry_label)}: skipped: a broken symbolic link")
+                    continue
+                os.symlink(self.target(real), self.target(path))
+            elif entry.is_dir(follow_symlinks=False):
+                self.copy(path, entry_label, depth + 1)
+            elif entry.is_file(follow_symlinks=False):
+                data = self.reader.kept.pop(path, None) or self.reader.read_bytes(path, entry_label)
+                if data is not None and path in self.plan.resource_files:
+                    data = marked(data)
+                if data is not None:
+                    with open(self.target(path), "wb") as out:
+                        out.write(data)
+            else:
+                self.reader.notes.append(f"note: {shown(entry_label)}: skipped: not a regular file")
+
+    def rewritten(self, kustomization: Kustomization) -> str:
+        """The kustomization without this function's entries; the one built also asks kustomize
+        to annotate each object with the file it came from, so that messages can name it."""
+        from yaml.nodes import MappingNode, SequenceNode
+
+        from ..yamltext import yamlnodes as yn
+
+        node = yn.deep_copy(kustomization.node)
+        assert isinstance(node, MappingNode)
+        for key, indexes in kustomization.drop.items():
+            value = yn.get(node, key)
+            assert isinstance(value, SequenceNode)
+            value.value = [entry for index, entry in enumerate(value.value) if index not in indexes]
+            if not value.value:
+                yn.delete_key(node, key)
+        if kustomization.real_dir == self.plan.top:
+            metadata = yn.get(node, "buildMetadata")
+            asked = [yn.scalar(n) for n in metadata.value] if isinstance(metadata, SequenceNode) else []
+            self.plan.user_origins = ORIGIN_OPTION in asked
+            if not self.plan.user_origins:
+                kept = [n for n in metadata.value] if isinstance(metadata, SequenceNode) else []
+                yn.set_key(node, "buildMetadata", SequenceNode(yn.SEQ_TAG, [*kept, yn.str_node(ORIGIN_OPTION)]))
+        return yn.serialize(node)
+
+
+def marked(data: bytes) -> bytes:
+    """A resource file as kustomize builds it for render: each object's local-config annotation
+    key renamed to LOCAL_MARK, each runtime's name kept in NAME_MARK. Only documents that change
+    are written anew; a file that is not YAML is left as it is (kustomize reports it)."""
+    from ..yamltext import yamlnodes as yn
+    from ..yamltext.documents import split_documents
+
+    if b"local-config" not in data and b"TrainingRuntime" not in data:
+        return data
+    try:
+        text = yn.decode(data)
+    except yn.YamlInputError:
+        return data
+    chunks: list[str] = []
+    changed = False
+    for _, chunk in split_documents(text):
+        try:
+            node = yn.compose(chunk) if "local-config" in chunk or "TrainingRuntime" in chunk else None
+        except yn.YamlInputError:
+            node = None
+        if node is not None and any([_mark(obj) for obj in _objects_of(node)]):
+            chunks.append("---\n" + yn.serialize(node))
+            changed = True
+        else:
+            chunks.append(chunk)
+    return "".join(chunks).encode() if changed else data
+
+
+def _objects_of(node: Node) -> list[Node]:
+    from yaml.nodes import SequenceNode
+
+    from ..yamltext import yamlnodes as yn
+
+    if yn.scalar(yn.get(node, "kind")) == "List":
+        items = yn.get(node, "items")
+        return list(items.value) if isinstance(items, SequenceNode) else []
+    return [node]
+
+
+def _mark(obj: Node) -> bool:
+    """Marks one object (see ``marked``); whether it changed."""
+    from yaml.nodes import MappingNode, ScalarNode
+
+    from ..yamltext import yamlnodes as yn
+
+    if not isinstance(obj, MappingNode):
+        return False
+    metadata = yn.get(obj, "metadata")
+    if not isinstance(metadata, MappingNode):
+        return False
+    changed = False
+    annotations = yn.get(metadata, "annotations")
+    if isinstance(annotations, MappingNode):
+        keys = {yn.scalar(key) for key, _ in annotations.value}
+        for key, _ in annotations.value:
+            if isinstance(key, ScalarNode) and key.value == LOCAL_CONFIG and LOCAL_MARK not in keys:
+                key.value, key.style = LOCAL_MARK, None
+                changed = True
+    api_version = yn.scalar(yn.get(obj, "apiVersion")) or ""
+    name = yn.scalar(yn.get(metadata, "name"))
+    kind = yn.scalar(yn.get(obj, "kind"))
+    if kind in RUNTIME_KINDS and api_version.split("/")[0] == TRAINER_GROUP and name:
+        if annotations is None or yn.is_null(annotations):
+            yn.delete_key(metadata, "annotations")
+            annotations = yn.ensure_map(metadata, "annotations")
+        if isinstance(annotations, MappingNode) and yn.get(annotations, NAME_MARK) is None:
+            yn.set_key(annotations, NAME_MARK, yn.str_node(name))
+            changed = True
+    return changed
+
+
+def restore(items: Iterable[Item]) -> None:
+    """Undoes ``marked`` on the built objects: the local-config annotation back, and a renamed
+    runtime's earlier name as kustomize's previousNames annotation."""
+    for item in items:
+        value = item.annotation(LOCAL_MARK)
+        if value is not None:
+            item.remove_annotation(LOCAL_MARK)
+            item.set_annotation(LOCAL_CONFIG, value)
+        name = item.annotation(NAME_MARK)
+        if name is not None:
+            item.remove_annotation(NAME_MARK)
+            if name != item.name and item.annotation(PREVIOUS_NAMES) is None:
+                item.set_annotation(PREVIOUS_NAMES, name)
+                item.set_annotation(PREVIOUS_KINDS, item.kind)
+
+
+# Running kustomize
+
+
+def command(directory: str) -> list[str]:
+    """kustomize's build, as plain as it gets: no plugin, exec, container, Helm flags; root-only loads."""
+    kustomize = shutil.which("kustomize")
+    if kustomize is not None:
+        return [kustomize, "build", "--load-restrictor", "LoadRestrictionsRootOnly", directory]
+    kubectl = shutil.which("kubectl")
+    if kubectl is not None:
+        return [kubectl, "kustomize", "--load-restrictor", "LoadRestrictionsRootOnly", directory]
+    raise RenderError("building it needs kustomize or kubectl on PATH, and neither was found")
+
+
+class Interrupted(BaseException):
+    """render was asked to stop (SIGTERM, SIGHUP, SIGINT) while kustomize ran."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def build(found: Plan, reader: Reader, timeout: float = DEFAULT_TIMEOUT) -> str:
+    """kustomize's output for the plan, read within the load's budget; RenderError if it fails."""
+    from ..yamltext import yamlnodes as yn
+
+    with tempfile.TemporaryDirectory(prefix="trainjob-resources-") as work:
+        tree = os.path.join(work, "tree")
+        os.mkdir(tree)
+        directory = mirror(found, reader, tree)
+        try:
+            argv = command(directory)
+        except RenderError as missing:
+            raise RenderError(f"{shown(found.label)}: has a kustomization; {missing}") from None
+        env = {"PATH": "/nonexistent", "HOME": work, "LC_ALL": "C", "KUSTOMIZE_PLUGIN_HOME": "/nonexistent"}
+        code, out, stderr, timed_out = _run(argv, env, work, timeout, reader.budget.bytes_left)
+        tool = "kustomize build" if os.path.basename(argv[0]) == "kustomize" else "kubectl kustomize"
+        if timed_out:
+            raise RenderError(f"{shown(found.label)}: `{tool}` did not finish within {timeout:g} s; stopped")
+        if out is None:
+            raise RenderError(
+                f"{shown(found.label)}: `{tool}` printed more than the {reader.budget.bytes_left} bytes left "
+                "of the render's input limit; stopped"
+            )
+        if code != 0:
+            summary = _summary(stderr, tree, found.root)
+            raise RenderError(f"{shown(found.label)}: `{tool}` failed (exit {code}): {summary}")
+    reader.budget.take_bytes(len(out), found.label)
+    try:
+        return yn.decode(out)
+    except yn.YamlInputError as err:
+        raise RenderError(f"{shown(found.label)}: kustomize output: {err}") from None
+
+
+def _limits(cpu_seconds: int) -> None:
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    hard = cpu_seconds + 1 if hard == resource.RLIM_INFINITY else min(hard, cpu_seconds + 1)
+    resource.setrlimit(resource.RLIMIT_CPU, (min(cpu_seconds, hard), hard))
+
+
+def _run(
+    argv: list[str], env: dict[str, str], cwd: str, timeout: float, max_out: int
+) -> tuple[int, bytes | None, bytes, bool]:
+    """Exit code, stdout (None past ``max_out``), stderr (first 64 KiB) and whether time ran out."""
+    cpu = max(1, int(timeout) + 1)
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+        preexec_fn=lambda: _limits(cpu),
+    )
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
+        previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    out, err = bytearray(), bytearray()
+    too_much = timed_out = False
+    try:
+        deadline = time.monotonic() + timeout
+        assert process.stdout is not None and process.stderr is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ, out)
+            selector.register(process.stderr, selectors.EVENT_READ, err)
+            while selector.get_map():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    break
+                for key, _ in selector.select(left):
+                    chunk = os.read(key.fd, 65536)
+                    if not chunk:
+                        selector.unregister(key.fileobj)
+                        continue
+                    buffer: bytearray = key.data
+                    if buffer is err:
+                        buffer.extend(chunk[: max(0, MAX_STDERR - len(buffer))])
+                    else:
+                        buffer.extend(chunk)
+                        too_much = len(buffer) > max_out
+                if too_much:
+                    break
+        if timed_out or too_much:
+            _kill(process)
+            return -1, None, bytes(err), timed_out
+        code = process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        return code, bytes(out), bytes(err), False
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        return -1, None, bytes(err), True
+    finally:
+        if process.poll() is None:
+            _kill(process)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    raise Interrupted(signum)
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+_GO_ERR = re.compile(r'\berr="((?:[^"\\]|\\.)*)"')
+
+
+def _summary(stderr: bytes, tree: str, root: Root) -> str:
+    """kustomize's reason, in one line: its ``Error:`` or klog ``err=`` text, the private copy's
+    paths named as the repository's, control characters escaped, cut at 500 characters."""
+    text = stderr.decode(errors="replace")
+    reason = ""
+    lines = text.splitlines()
+    for at, line in enumerate(lines):
+        if line.rstrip().endswith("err=<"):  # klog's multi-line value: tab-indented lines, then " >"
+            block = [row.strip() for row in lines[at + 1 :] if row.startswith("\t")]
+            reason = " ".join(row for row in block if row and row != "`")
+            break
+        match = _GO_ERR.search(line)
+        if match:
+            reason = match.group(1).replace('\\"', '"').replace("\\\\", "\\")
+            break
+        if line.startswith("Error: "):
+            reason = line.removeprefix("Error: ")
+            break
+    reason = reason or (text.strip().splitlines() or ["(no message)"])[-1]
+    reason = reason.replace(tree, root.label.rstrip(os.sep) or os.sep)
+    if "external plugins disabled" in reason:
+        reason += " (render runs no plugin or KRM function a repository names)"
+    reason = shown(reason)
+    return reason if len(reason) <= 500 else reason[:500] + "…"

@@ -1,0 +1,233 @@
+"""What the TrainJob CRD's schema refuses, beyond the field names and types ``models`` checks.
+
+The markers of ``pkg/apis/trainer/v1alpha1/trainjob_types.go``: ``MaxItems``, ``MinLength``/``MaxLength``,
+``Minimum``, ``listType=map`` keys (a duplicate key is refused) and the CEL rules on
+``metadata.name``. Also strategic-merge directives (``$patch``, ``$retainKeys``, ``$setElementOrder/...``,
+``$deleteFromPrimitiveList/...``) anywhere the TrainJob keeps them. In a typed field the API
+server validates the TrainJob against its schema, where a directive is an unknown field (or, in a
+map of quantities such as ``resourcesPerNode.limits``, a value that fails the quantity pattern):
+it never reaches upstream's merge. In a map of strings (``nodeSelector``, labels) it would reach
+``mergeRuntimePatches`` and act there, which the function does not model. The one exception is the
+function's own extension, ``$patch: replace`` inside ``limits`` or ``requests`` of a
+ContainerPatch's ``resources`` in ``materialize`` mode, which never reaches the cluster (see ``merge``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..kube.merge import DIRECTIVE, REPLACE
+from ..values import fieldpath
+from ..values.violations import Violation
+from .api import JOB_CHAIN, POD_CHAIN
+
+_RFC1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_POD_LISTS: tuple[tuple[str, int, str | None], ...] = (
+    # field, MaxItems, listMapKey
+    ("volumes", 128, "name"),
+    ("initContainers", 64, "name"),
+    ("containers", 64, "name"),
+    ("imagePullSecrets", 64, "name"),
+    ("tolerations", 128, None),
+    ("schedulingGates", 16, "name"),
+)
+_CONTAINER_LISTS = (("env", 128, "name"), ("volumeMounts", 128, "name"))
+_TRAINER_LISTS: tuple[tuple[str, int, str | None], ...] = (
+    ("command", 128, None),
+    ("args", 128, None),
+    ("env", 128, "name"),
+)
+
+
+def crd_violations(trainjob: Mapping[str, Any], mode: str = "materialize") -> list[Violation]:
+    """``trainjob``: plain data that ``models.parse_trainjob`` accepted."""
+    out: list[Violation] = []
+    name = _get(trainjob, "metadata", "name")
+    if isinstance(name, str) and name:
+        if not _RFC1035.fullmatch(name):
+            out.append(
+                Violation("metadata.name", "metadata.name must match RFC 1035 DNS label format", current_value=name)
+            )
+        if len(name) > 63:
+            out.append(
+                Violation("metadata.name", "metadata.name must be no more than 63 characters", current_value=name)
+            )
+    spec = trainjob.get("spec") or {}
+    ref = spec.get("runtimeRef") or {}
+    out += _length(ref.get("name"), "spec.runtimeRef.name", 253, 1)
+    for key in ("apiGroup", "kind"):
+        out += _length(ref.get(key), f"spec.runtimeRef.{key}", 253)
+    out += _trainer(spec.get("trainer"))
+    patches = spec.get("runtimePatches") or []
+    out += _max_items(patches, "spec.runtimePatches", 16)
+    for p, patch in enumerate(patches):
+        path = fieldpath.index("spec.runtimePatches", p)
+        out += _length(patch.get("manager"), f"{path}.manager", 253, 1)
+        jobs = _get(patch, *JOB_CHAIN) or []
+        jobs_path = ".".join([path, *JOB_CHAIN])
+        out += _max_items(jobs, jobs_path, 100) + _unique(jobs, jobs_path, "name")
+        for j, job in enumerate(jobs):
+            job_path = fieldpath.index(jobs_path, j)
+            out += _length(job.get("name"), f"{job_path}.name", 253, 1)
+            pod = _get(job, *POD_CHAIN)
+            if isinstance(pod, Mapping):
+                out += _pod(pod, ".".join([job_path, *POD_CHAIN]))
+        out += _directives(patch, path, mode)
+    per_node = _get(spec, "trainer", "resourcesPerNode")
+    for at, key, _ in _directive_keys(per_node, "spec.trainer.resourcesPerNode"):
+        out.append(_directive(at, key, "spec.trainer.resourcesPerNode is merged by upstream, not patched"))
+    return out
+
+
+def _pod(pod: Mapping[str, Any], path: str) -> list[Violation]:
+    out = _length(pod.get("serviceAccountName"), f"{path}.serviceAccountName", 253)
+    grace = pod.get("terminationGracePeriodSeconds")
+    if isinstance(grace, int) and grace < 0:
+        out.append(
+            Violation(
+                f"{path}.terminationGracePeriodSeconds", "should be greater than or equal to 0", current_value=grace
+            )
+        )
+    for field, most, key in _POD_LISTS:
+        out += _list(pod.get(field), path, field, most, key)
+    for field in ("initContainers", "containers"):
+        for c, container in enumerate(pod.get(field) or []):
+            where = fieldpath.index(f"{path}.{field}", c)
+            out += _length(container.get("name"), f"{where}.name", 253, 1)
+            for list_field, most, key in _CONTAINER_LISTS:
+                out += _list(container.get(list_field), where, list_field, most, key)
+    return out
+
+
+def _trainer(trainer: Any) -> list[Violation]:
+    if not isinstance(trainer, Mapping):
+        return []
+    path = "spec.trainer"
+    out = _length(trainer.get("image"), f"{path}.image", 500)
+    for field, most, key in _TRAINER_LISTS:
+        out += _list(trainer.get(field), path, field, most, key)
+    num_nodes = trainer.get("numNodes")
+    if isinstance(num_nodes, int) and num_nodes < 0:
+        out.append(Violation(f"{path}.numNodes", "should be greater than or equal to 0", current_value=num_nodes))
+    per_node = trainer.get("numProcPerNode")
+    if isinstance(per_node, int) and per_node < 1:
+        out.append(
+            Violation(
+                f"{path}.numProcPerNode", "numProcPerNode must be greater than or equal to 1", current_value=per_node
+            )
+        )
+    return out
+
+
+def _directives(patch: Mapping[str, Any], path: str, mode: str) -> list[Violation]:
+    out: list[Violation] = []
+    for at, key, value in _directive_keys(patch, path):
+        if mode == "materialize" and key == DIRECTIVE and value == REPLACE and _OWN_EXTENSION.fullmatch(at):
+            continue
+        out.append(_directive(at, key, "runtimePatches are applied from the TrainJob's typed fields"))
+    return out
+
+
+_OWN_EXTENSION = re.compile(r".*\.(initContainers|containers)\[\d+\]\.resources\.(limits|requests)")
+
+
+def _has_directive(value: Any) -> bool:
+    """Whether any map key below ``value`` starts with ``$`` (cheap: the common answer is no)."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            if type(key) is str and key[:1] == "$":
+                return True
+            if isinstance(child, (dict, list)) and _has_directive(child):
+                return True
+        return False
+    if isinstance(value, list):
+        for child in value:
+            if isinstance(child, (dict, list)) and _has_directive(child):
+                return True
+    return False
+
+
+def _directive_keys(value: Any, path: str) -> Iterator[tuple[str, str, Any]]:
+    """(path of the map, key, value) of every map key that starts with ``$``."""
+    if not _has_directive(value):
+        return
+    if isinstance(value, Mapping):
+        for key, child in value.items():
+            if isinstance(key, str) and key.startswith("$"):
+                yield path, key, child
+            else:
+                yield from _directive_keys(child, fieldpath.child(path, str(key)))
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            yield from _directive_keys(child, fieldpath.index(path, i))
+
+
+def _directive(at: str, key: str, why: str) -> Violation:
+    return Violation(
+        fieldpath.child(at, key),
+        f"strategic-merge directive {key!r} is not supported here: {why}, so the API server refuses or "
+        "prunes it (or, in a map of strings, upstream's merge acts on it); write the values you want instead",
+    )
+
+
+def _get(value: Any, *keys: str) -> Any:
+    for key in keys:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def _length(value: Any, path: str, most: int, least: int = 0) -> list[Violation]:
+    if not isinstance(value, str):
+        return []
+    if len(value) > most:
+        return [
+            Violation(
+                path, f"may not be more than {most} characters (the TrainJob CRD's MaxLength)", current_value=value
+            )
+        ]
+    if len(value) < least:
+        return [Violation(path, f"may not be empty (the TrainJob CRD's MinLength is {least})", current_value=value)]
+    return []
+
+
+def _list(entries: Any, parent: str, field: str, most: int, key: str | None) -> list[Violation]:
+    """``_max_items`` and ``_unique`` of the list at ``parent.field``; its path is only built for a
+    list that could break either (a list of one can neither be too long nor hold a duplicate)."""
+    if not isinstance(entries, list) or len(entries) < 2:
+        return []
+    path = f"{parent}.{field}"
+    out = _max_items(entries, path, most)
+    if key is not None:
+        out += _unique(entries, path, key)
+    return out
+
+
+def _max_items(entries: Any, path: str, most: int) -> list[Violation]:
+    if isinstance(entries, list) and len(entries) > most:
+        return [Violation(path, f"must have at most {most} items (the TrainJob CRD's MaxItems), has {len(entries)}")]
+    return []
+
+
+def _unique(entries: Any, path: str, key: str) -> list[Violation]:
+    out: list[Violation] = []
+    seen: dict[Any, int] = {}
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        value = entry.get(key) if isinstance(entry, Mapping) else None
+        if value is None:
+            continue
+        try:
+            first = seen.setdefault(value, i)
+        except TypeError:
+            continue
+        if first != i:
+            out.append(
+                Violation(
+                    f"{fieldpath.index(path, i)}.{key}",
+                    f"Duplicate value: {key} {value!r} is already at {fieldpath.index(path, first)} "
+                    "(a list keyed by name in the TrainJob CRD)",
+                    current_value=value,
+                )
+            )
+    return out

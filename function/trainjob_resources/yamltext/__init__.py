@@ -1,0 +1,6 @@
+"""The text layer: YAML as the user wrote it. A bounded reader and node accessors (``yamlnodes``),
+edits written back into the original text (``textedit``), a block ResourceList cut into its items
+(``layout``) and a stream cut into its documents (``documents``).
+
+May import: ``values``.
+"""

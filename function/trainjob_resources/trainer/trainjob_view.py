@@ -34,6 +34,7 @@ class _View(MutableRecord):
     __slots__ = ("model_extra", "model_fields_set")
     _schema: ClassVar[Schema] = {}  # alias -> (field name, kind)
     _required: ClassVar[frozenset[str]] = frozenset()  # aliases
+    _not_null: ClassVar[frozenset[str]] = frozenset()  # aliases that may be absent (a default) but not null
     _defaults: ClassVar[dict[str, Any]] = {}  # field name -> default, when not None
     _by_name: ClassVar[frozenset[str]] = frozenset()  # field names that differ from their alias
     _open: ClassVar[bool] = False  # extra fields allowed (kept in model_extra)
@@ -61,9 +62,10 @@ def _build(cls: type[_View], value: Any, trusted: bool) -> Any:
             if extra is None or type(key) is not str or (not trusted and key in cls._by_name):
                 raise _Unusual  # pydantic refuses it, or reads it as the field of that Python name
             extra[key] = entry
+            given.add(key)  # pydantic counts extra fields as set
             continue
         name, kind = field
-        if entry is None and key in cls._required:
+        if entry is None and (key in cls._required or key in cls._not_null):
             raise _Unusual
         setattr(view, name, _convert(kind, entry, trusted))
         given.add(name)
@@ -325,6 +327,7 @@ class TrainJob(_View):
     __slots__ = ("metadata", "spec")
     _schema: ClassVar[Schema] = {"metadata": ("metadata", ObjectMeta), "spec": ("spec", TrainJobSpec)}
     _required = frozenset({"spec"})
+    _not_null = frozenset({"metadata"})
     _defaults: ClassVar[dict[str, Any]] = {"metadata": _empty_meta}
     _open = True
     metadata: ObjectMeta

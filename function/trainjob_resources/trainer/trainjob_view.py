@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Final
 
-from ..values.records import MutableRecord
 from ..values.violations import Violation
 
 
@@ -28,10 +27,10 @@ Kind = Any
 Schema = dict[str, tuple[str, Kind]]
 
 
-class _View(MutableRecord):
-    """One model's fields; ``model_fields_set`` and ``model_extra`` as pydantic has them."""
+class _View:
+    """One model's fields; ``model_fields_set`` and ``model_extra`` as pydantic has them. A field
+    not given is the class's attribute (its default): a view is never changed."""
 
-    __slots__ = ("model_extra", "model_fields_set")
     _schema: ClassVar[Schema] = {}  # alias -> (field name, kind)
     _required: ClassVar[frozenset[str]] = frozenset()  # aliases
     _not_null: ClassVar[frozenset[str]] = frozenset()  # aliases that may be absent (a default) but not null
@@ -45,6 +44,13 @@ class _View(MutableRecord):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._by_name = frozenset(name for alias, (name, _) in cls._schema.items() if name != alias)
+        strings = {alias for alias, (_, kind) in cls._schema.items() if kind == "str"}
+        cls._not_null = cls._not_null | cls._required | strings
+        for name, _ in cls._schema.values():
+            setattr(cls, name, cls._defaults.get(name))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({vars(self)!r})"
 
 
 def _build(cls: type[_View], value: Any, trusted: bool) -> Any:
@@ -52,9 +58,8 @@ def _build(cls: type[_View], value: Any, trusted: bool) -> Any:
     extra field of an open model."""
     if type(value) is not dict:
         raise _Unusual
-    view = cls.__new__(cls)
     schema = cls._schema
-    given: set[str] = set()
+    attrs: dict[str, Any] = {}
     extra: dict[str, Any] | None = {} if cls._open else None
     for key, entry in value.items():
         field = schema.get(key)
@@ -62,37 +67,40 @@ def _build(cls: type[_View], value: Any, trusted: bool) -> Any:
             if extra is None or type(key) is not str or (not trusted and key in cls._by_name):
                 raise _Unusual  # pydantic refuses it, or reads it as the field of that Python name
             extra[key] = entry
-            given.add(key)  # pydantic counts extra fields as set
             continue
         name, kind = field
-        if entry is None and (key in cls._required or key in cls._not_null):
-            raise _Unusual
-        setattr(view, name, _convert(kind, entry, trusted))
-        given.add(name)
-    for alias, (name, _) in schema.items():
-        if name not in given:
-            if alias in cls._required:
+        if entry is None:
+            if key in cls._not_null:
                 raise _Unusual
-            default = cls._defaults.get(name)
-            setattr(view, name, default() if callable(default) else default)
-    view.model_fields_set = given
-    view.model_extra = extra
+            attrs[name] = None
+        elif kind == "str" or kind == "str?":
+            if type(entry) is not str:
+                raise _Unusual
+            attrs[name] = entry
+        elif kind == "any":
+            attrs[name] = entry
+        else:
+            attrs[name] = _convert(kind, entry, trusted)
+    if cls._required and not cls._required.issubset(value):
+        raise _Unusual
+    view = cls.__new__(cls)
+    fields_set = set(attrs)
+    if extra:
+        fields_set.update(extra)  # pydantic counts extra fields as set
+    attrs["model_fields_set"] = fields_set
+    attrs["model_extra"] = extra
+    view.__dict__ = attrs
     return view
 
 
 def _convert(kind: Kind, value: Any, trusted: bool) -> Any:
-    if kind == "any":
-        return value
-    if kind == "str":
-        if type(value) is not str:
+    """A value that is not None, of a kind other than str and any."""
+    if type(kind) is tuple:
+        if type(value) is not list:
             raise _Unusual
-        return value
-    if value is None:
-        return None
-    if kind == "str?":
-        if type(value) is not str:
-            raise _Unusual
-        return value
+        return [_build(kind[0], entry, trusted) for entry in value]
+    if type(kind) is not str:
+        return _build(kind, value, trusted)
     if kind == "int?":
         if type(value) is not int:
             raise _Unusual
@@ -109,19 +117,13 @@ def _convert(kind: Kind, value: Any, trusted: bool) -> Any:
         if type(value) is not list:
             raise _Unusual
         return list(value)
-    if kind == "strlist?":
-        if type(value) is not list or any(type(v) is not str for v in value):
-            raise _Unusual
-        return list(value)
-    if isinstance(kind, tuple):
-        if type(value) is not list:
-            raise _Unusual
-        return [_build(kind[0], entry, trusted) for entry in value]
-    return _build(kind, value, trusted)
+    assert kind == "strlist?", kind
+    if type(value) is not list or any(type(v) is not str for v in value):
+        raise _Unusual
+    return list(value)
 
 
 class ObjectMetaPatch(_View):
-    __slots__ = ("annotations", "finalizers", "labels", "name", "namespace")
     _schema: ClassVar[Schema] = {
         "annotations": ("annotations", "strmap?"),
         "labels": ("labels", "strmap?"),
@@ -137,7 +139,6 @@ class ObjectMetaPatch(_View):
 
 
 class ResourceClaim(_View):
-    __slots__ = ("name", "request")
     _schema: ClassVar[Schema] = {"name": ("name", "str"), "request": ("request", "str?")}
     _required = frozenset({"name"})
     name: str
@@ -145,7 +146,6 @@ class ResourceClaim(_View):
 
 
 class ResourceRequirementsPatch(_View):
-    __slots__ = ("claims", "limits", "requests")
     _schema: ClassVar[Schema] = {
         "limits": ("limits", "anymap?"),
         "requests": ("requests", "anymap?"),
@@ -157,7 +157,6 @@ class ResourceRequirementsPatch(_View):
 
 
 class ContainerPatch(_View):
-    __slots__ = ("env", "name", "resources", "security_context", "volume_mounts")
     _schema: ClassVar[Schema] = {
         "name": ("name", "str"),
         "env": ("env", "anylist?"),
@@ -174,19 +173,6 @@ class ContainerPatch(_View):
 
 
 class PodSpecPatch(_View):
-    __slots__ = (
-        "affinity",
-        "containers",
-        "image_pull_secrets",
-        "init_containers",
-        "node_selector",
-        "scheduling_gates",
-        "security_context",
-        "service_account_name",
-        "termination_grace_period_seconds",
-        "tolerations",
-        "volumes",
-    )
     _schema: ClassVar[Schema] = {
         "affinity": ("affinity", "anymap?"),
         "containers": ("containers", (ContainerPatch,)),
@@ -205,27 +191,23 @@ class PodSpecPatch(_View):
 
 
 class PodTemplatePatch(_View):
-    __slots__ = ("metadata", "spec")
     _schema: ClassVar[Schema] = {"metadata": ("metadata", ObjectMetaPatch), "spec": ("spec", PodSpecPatch)}
     metadata: ObjectMetaPatch | None
     spec: PodSpecPatch | None
 
 
 class JobSpecPatch(_View):
-    __slots__ = ("template",)
     _schema: ClassVar[Schema] = {"template": ("template", PodTemplatePatch)}
     template: PodTemplatePatch | None
 
 
 class JobTemplatePatch(_View):
-    __slots__ = ("metadata", "spec")
     _schema: ClassVar[Schema] = {"metadata": ("metadata", ObjectMetaPatch), "spec": ("spec", JobSpecPatch)}
     metadata: ObjectMetaPatch | None
     spec: JobSpecPatch | None
 
 
 class ReplicatedJobPatch(_View):
-    __slots__ = ("name", "template")
     _schema: ClassVar[Schema] = {"name": ("name", "str"), "template": ("template", JobTemplatePatch)}
     _required = frozenset({"name"})
     name: str
@@ -233,26 +215,22 @@ class ReplicatedJobPatch(_View):
 
 
 class JobSetSpecPatch(_View):
-    __slots__ = ("replicated_jobs",)
     _schema: ClassVar[Schema] = {"replicatedJobs": ("replicated_jobs", (ReplicatedJobPatch,))}
     replicated_jobs: list[ReplicatedJobPatch] | None
 
 
 class JobSetTemplatePatch(_View):
-    __slots__ = ("metadata", "spec")
     _schema: ClassVar[Schema] = {"metadata": ("metadata", ObjectMetaPatch), "spec": ("spec", JobSetSpecPatch)}
     metadata: ObjectMetaPatch | None
     spec: JobSetSpecPatch | None
 
 
 class TrainingRuntimeSpecPatch(_View):
-    __slots__ = ("template",)
     _schema: ClassVar[Schema] = {"template": ("template", JobSetTemplatePatch)}
     template: JobSetTemplatePatch | None
 
 
 class RuntimePatch(_View):
-    __slots__ = ("manager", "time", "training_runtime_spec")
     _schema: ClassVar[Schema] = {
         "manager": ("manager", "str"),
         "time": ("time", "str?"),
@@ -265,7 +243,6 @@ class RuntimePatch(_View):
 
 
 class RuntimeRef(_View):
-    __slots__ = ("api_group", "kind", "name")
     _schema: ClassVar[Schema] = {"name": ("name", "str"), "apiGroup": ("api_group", "str?"), "kind": ("kind", "str?")}
     _required = frozenset({"name"})
     name: str
@@ -274,7 +251,6 @@ class RuntimeRef(_View):
 
 
 class Trainer(_View):
-    __slots__ = ("num_nodes", "resources_per_node")
     _schema: ClassVar[Schema] = {
         "numNodes": ("num_nodes", "int?"),
         "resourcesPerNode": ("resources_per_node", ResourceRequirementsPatch),
@@ -285,15 +261,6 @@ class Trainer(_View):
 
 
 class TrainJobSpec(_View):
-    __slots__ = (
-        "active_deadline_seconds",
-        "initializer",
-        "managed_by",
-        "runtime_patches",
-        "runtime_ref",
-        "suspend",
-        "trainer",
-    )
     _schema: ClassVar[Schema] = {
         "runtimeRef": ("runtime_ref", RuntimeRef),
         "trainer": ("trainer", Trainer),
@@ -310,7 +277,6 @@ class TrainJobSpec(_View):
 
 
 class ObjectMeta(_View):
-    __slots__ = ("name", "namespace")
     _schema: ClassVar[Schema] = {"name": ("name", "str"), "namespace": ("namespace", "str")}
     _defaults: ClassVar[dict[str, Any]] = {"name": "", "namespace": ""}
     _open = True
@@ -318,17 +284,14 @@ class ObjectMeta(_View):
     namespace: str
 
 
-def _empty_meta() -> ObjectMeta:
-    meta: ObjectMeta = _build(ObjectMeta, {}, trusted=True)
-    return meta
+_EMPTY_META: Final[ObjectMeta] = _build(ObjectMeta, {}, trusted=True)
 
 
 class TrainJob(_View):
-    __slots__ = ("metadata", "spec")
     _schema: ClassVar[Schema] = {"metadata": ("metadata", ObjectMeta), "spec": ("spec", TrainJobSpec)}
     _required = frozenset({"spec"})
     _not_null = frozenset({"metadata"})
-    _defaults: ClassVar[dict[str, Any]] = {"metadata": _empty_meta}
+    _defaults: ClassVar[dict[str, Any]] = {"metadata": _EMPTY_META}
     _open = True
     metadata: ObjectMeta
     spec: TrainJobSpec

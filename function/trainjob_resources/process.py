@@ -226,7 +226,7 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
     topo = topology(entry.model, trainjob, sites, config.mode)
     memo = memo or Memo()
     found, effective = memo.validate(trainjob, per_node, entry, sites, config, topo)
-    outcome = Outcome(crd_violations(raw, config.mode) + found)
+    outcome = Outcome(crd_violations(raw, config.mode, _may_have_directives(item)) + found)
     held = False
     if overrides and config.mode != "native" and not outcome.failed and work is not None and not _was_derived(item):
         plan = memo.plan(entry, effective, sites, topo)
@@ -249,6 +249,14 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
         return outcome
     _materialize(item, work, trainjob, raw, entry, sites, effective, config, outcome, bundle, memo, topo, held)
     return outcome
+
+
+def _may_have_directives(item: Item) -> bool:
+    """Whether a key of the TrainJob may start with ``$``: not when the text it was read from holds
+    no ``$`` and no escape (a double-quoted ``"\\x24patch"`` is one too); its provenance annotations,
+    which restore() reads, are part of that text."""
+    source = item.source
+    return source is None or "$" in source or "\\" in source
 
 
 def _without_resources(site: ContainerSite) -> ContainerSite:

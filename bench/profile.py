@@ -79,7 +79,7 @@ FINE: list[tuple[Any, str, str, str | None]] = [
     (process, "has_provenance", "provenance.has_provenance", None),
     (process, "restore", "provenance.restore", None),
     (yn, "to_python", "yamlnodes.to_python", None),
-    (process, "parse_trainjob", "models.parse_trainjob (pydantic)", None),
+    (process, "parse_trainjob", "trainjob_view.parse_trainjob (pydantic only when unusual)", None),
     (process, "resolve", "bundle.resolve", None),
     (process, "container_sites", "sites.container_sites", None),
     (process, "_validate", "process._validate", None),

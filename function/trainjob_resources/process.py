@@ -11,7 +11,6 @@ from typing import Any, Final
 from yaml.nodes import MappingNode, Node
 
 from .checks.bundle import Bundle, Identity, RuntimeEntry, identity_of, index, resolve
-from .checks.config import ConfigError, FunctionConfig, parse_config
 from .checks.materialize import (
     Derived,
     canonical_patch,
@@ -28,6 +27,7 @@ from .checks.materialize import (
     sync_wave,
     with_internal_annotations,
 )
+from .checks.options import DEFAULTS, Options
 from .checks.policy import evaluate
 from .checks.provenance import DERIVED_FROM, RUNTIME_REF, SYNC_WAVE, ProvenanceError, dump, has_provenance, old, restore
 from .checks.reporting import EMPTY_INPUT, Tally, reported
@@ -38,11 +38,11 @@ from .kube.merge import compose_patches, merge_requirements, without_nulls
 from .trainer.api import CLUSTER_RUNTIME_KIND, JOB_CHAIN, POD_CHAIN, RUNTIME_KINDS
 from .trainer.crd_rules import crd_violations
 from .trainer.effective import ContainerKey, Effective, effective_resources
-from .trainer.models import TrainJob, parse_trainjob, resources_per_node
 from .trainer.per_node import ignored_per_node, moved_resources, pruned_nulls, runtime_node_resources
 from .trainer.runtime_view import TRAINER_CONTAINER
 from .trainer.sites import ContainerSite, container_sites, job_sites
 from .trainer.topology import Topology, topology
+from .trainer.trainjob_view import TrainJob, parse_trainjob, resources_per_node
 from .values.records import MutableRecord, Record
 from .values.violations import Violation
 from .yamltext import textedit
@@ -68,16 +68,26 @@ class Outcome(MutableRecord):
 
 def process(resource_list: ResourceList) -> ResourceList:
     config_item = resource_list.function_config
-    try:
-        config = parse_config(config_item.value() if config_item is not None else None)
-    except ConfigError as err:
-        for v in err.violations:
-            ref = config_item.ref if config_item is not None else None
-            file = config_item.file if config_item is not None else None
-            resource_list.results.append(
-                Result(f"functionConfig: {v.message}", "error", ref, v.path, v.current_value, None, file)
-            )
-        return resource_list
+    config: Options = DEFAULTS  # no functionConfig: the defaults, without importing pydantic
+    if config_item is not None:
+        from .checks.config import ConfigError, parse_config
+
+        try:
+            config = parse_config(config_item.value())
+        except ConfigError as err:
+            for v in err.violations:
+                resource_list.results.append(
+                    Result(
+                        f"functionConfig: {v.message}",
+                        "error",
+                        config_item.ref,
+                        v.path,
+                        v.current_value,
+                        None,
+                        config_item.file,
+                    )
+                )
+            return resource_list
     if not resource_list.items:
         resource_list.results.append(Result(EMPTY_INPUT, "warning"))
     bundle = index(resource_list.items)
@@ -181,7 +191,7 @@ def _with_derived(
 LOCAL_CONFIG: Final = "config.kubernetes.io/local-config"
 
 
-def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: Memo | None = None) -> Outcome:
+def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | None = None) -> Outcome:
     """Resolve, validate and (in materialize mode) rewrite one TrainJob; ``item`` itself is not changed."""
     assert isinstance(item.node, MappingNode)
     work: MappingNode | None = None
@@ -216,7 +226,7 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
     topo = topology(entry.model, trainjob, sites, config.mode)
     memo = memo or Memo()
     found, effective = memo.validate(trainjob, per_node, entry, sites, config, topo)
-    outcome = Outcome(crd_violations(raw, config.mode) + found)
+    outcome = Outcome(crd_violations(raw, config.mode, _may_have_directives(item)) + found)
     held = False
     if overrides and config.mode != "native" and not outcome.failed and work is not None and not _was_derived(item):
         plan = memo.plan(entry, effective, sites, topo)
@@ -241,6 +251,14 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
     return outcome
 
 
+def _may_have_directives(item: Item) -> bool:
+    """Whether a key of the TrainJob may start with ``$``: not when the text it was read from holds
+    no ``$`` and no escape (a double-quoted ``"\\x24patch"`` is one too); its provenance annotations,
+    which restore() reads, are part of that text."""
+    source = item.source
+    return source is None or "$" in source or "\\" in source
+
+
 def _without_resources(site: ContainerSite) -> ContainerSite:
     return ContainerSite(site.job_site, site.container_list, site.index, site.patch, None)
 
@@ -250,7 +268,7 @@ def _validate(
     per_node: dict[str, Any] | None,
     entry: RuntimeEntry,
     sites: list[ContainerSite],
-    config: FunctionConfig,
+    config: Options,
     memo: Memo,
     topo: Topology,
 ) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
@@ -316,7 +334,7 @@ class Memo:
         per_node: dict[str, Any] | None,
         entry: RuntimeEntry,
         sites: list[ContainerSite],
-        config: FunctionConfig,
+        config: Options,
         topo: Topology,
     ) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
         """``_validate``, once per distinct case. What it reads: the runtime, the managers, where each
@@ -382,7 +400,7 @@ class Memo:
         entry: RuntimeEntry,
         sites: list[ContainerSite],
         bundle: Bundle,
-        config: FunctionConfig,
+        config: Options,
         topo: Topology,
     ) -> list[Violation]:
         """Policy and the resource summary read only the namespace, the runtime, ``trainer.numNodes``,
@@ -537,7 +555,7 @@ def _materialize(
     entry: RuntimeEntry,
     sites: list[ContainerSite],
     all_effective: dict[ContainerKey, Effective],
-    config: FunctionConfig,
+    config: Options,
     outcome: Outcome,
     bundle: Bundle,
     memo: Memo,

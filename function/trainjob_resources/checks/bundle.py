@@ -12,8 +12,8 @@ from typing import Final
 
 from ..krm.resource_list import Item
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
-from ..trainer.models import RuntimeRef
 from ..trainer.runtime_view import JobInfo, RuntimeSpec, jobs_of, parse_runtime
+from ..trainer.trainjob_view import RuntimeRef
 from ..values.records import MutableRecord, Record
 from ..values.violations import Severity, Violation
 from .provenance import DERIVED_FROM, old

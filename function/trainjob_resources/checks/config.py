@@ -18,10 +18,10 @@ from pydantic.alias_generators import to_camel
 from ..kube.quantity import QuantityError, invalid, parse_quantity
 from ..values import fieldpath
 from ..values.violations import Violation
+from .options import DEFAULT_GPU_RESOURCES
 
 CONFIG_API_VERSION = "fn.trainjob-resources.io/v1alpha1"
 CONFIG_KIND = "TrainJobResources"
-DEFAULT_GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/mig-*", "amd.com/gpu", "gpu.intel.com/*")
 _MAP_OPTIONS = ("maxPerContainer",)
 _LIST_OPTIONS = ("allowedResources", "gpuResources")
 _SEPARATORS = re.compile(r"[,\s]+")

@@ -26,10 +26,10 @@ from ..kube.podmath import (
 )
 from ..kube.quantity import Quantity, QuantityError, invalid, parse_quantity
 from ..trainer.effective import PER_NODE_SOURCE, RUNTIME_SOURCE, Effective, Source, effective_resources, start
-from ..trainer.models import TrainJob, resources_per_node
 from ..trainer.runtime_view import ContainerInfo, ContainerList, JobInfo
 from ..trainer.sites import ContainerSite
 from ..trainer.topology import Topology, pod_count, topology
+from ..trainer.trainjob_view import TrainJob, resources_per_node
 from ..values import fieldpath
 from ..values.records import MutableRecord, Record
 from ..values.violations import Violation

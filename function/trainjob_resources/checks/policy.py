@@ -29,12 +29,11 @@ from typing import Any, Final, TypeVar
 from ..krm.resource_list import Item
 from ..kube.podmath import ResourceList, Section, is_limit_ranger_pod_level_resource, pod_limits, pod_requests
 from ..kube.quantity import Quantity, QuantityError, parse_quantity
-from ..trainer.models import TrainJob
 from ..trainer.sites import ContainerSite
+from ..trainer.trainjob_view import TrainJob
 from ..values.records import MutableRecord, Record
 from ..values.violations import Violation
 from .bundle import Bundle, RuntimeEntry
-from .config import FunctionConfig
 from .explain import (
     DEFAULTED_FROM_LIMITS,
     NUM_NODES_PATH,
@@ -47,6 +46,7 @@ from .explain import (
     explain_trainjob,
     summary,
 )
+from .options import Options
 
 LIMIT_RANGE = "LimitRange"
 RESOURCE_QUOTA = "ResourceQuota"
@@ -138,7 +138,7 @@ def evaluate(
     entry: RuntimeEntry,
     sites: list[ContainerSite],
     bundle: Bundle,
-    config: FunctionConfig,
+    config: Options,
 ) -> list[Violation]:
     """Violations (errors, warnings) and the per-TrainJob resource summary (info)."""
     try:
@@ -154,7 +154,7 @@ def assess(
     entry: RuntimeEntry,
     sites: list[ContainerSite],
     bundle: Bundle,
-    config: FunctionConfig,
+    config: Options,
 ) -> Assessment:
     """The TrainJob's pods (as ``explain`` shows them) and every policy finding about them."""
     violations: list[Violation] = []
@@ -560,7 +560,7 @@ def _best_effort(job: JobView) -> bool:
 # The functionConfig's platform policy
 
 
-def platform_violations(view: TrainJobView, config: FunctionConfig) -> list[Violation]:
+def platform_violations(view: TrainJobView, config: Options) -> list[Violation]:
     maxima = {name: parse_quantity(raw) for name, raw in config.max_per_container.items()}
     allowed = set(config.allowed_resources) if config.allowed_resources is not None else None
     out: list[Violation] = []

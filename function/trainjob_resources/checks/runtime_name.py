@@ -22,8 +22,8 @@ Every such reader in kubeflow/trainer (``pkg/``) and the Kubeflow SDK (``kubeflo
 from __future__ import annotations
 
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND
-from ..trainer.models import TrainJob
 from ..trainer.sites import ContainerSite
+from ..trainer.trainjob_view import TrainJob
 from ..values.violations import Violation
 from ..yamltext import yamlnodes as yn
 from .bundle import RuntimeEntry

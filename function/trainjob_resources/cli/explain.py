@@ -160,8 +160,8 @@ def _explain_item(
     from ..checks.policy import assess
     from ..checks.provenance import ProvenanceError, restore
     from ..kube.quantity import QuantityError
-    from ..trainer.models import parse_trainjob
     from ..trainer.sites import container_sites
+    from ..trainer.trainjob_view import parse_trainjob
     from ..yamltext import yamlnodes as yn
 
     work = yn.deep_copy(item.node)

@@ -41,8 +41,9 @@ _TRAINER_LISTS: tuple[tuple[str, int, str | None], ...] = (
 )
 
 
-def crd_violations(trainjob: Mapping[str, Any], mode: str = "materialize") -> list[Violation]:
-    """``trainjob``: plain data that ``models.parse_trainjob`` accepted."""
+def crd_violations(trainjob: Mapping[str, Any], mode: str = "materialize", directives: bool = True) -> list[Violation]:
+    """``trainjob``: plain data that ``models.parse_trainjob`` accepted. ``directives``: whether a key
+    may start with ``$`` (False when the text it was read from has no ``$`` that could spell one)."""
     out: list[Violation] = []
     name = _get(trainjob, "metadata", "name")
     if isinstance(name, str) and name:
@@ -74,7 +75,10 @@ def crd_violations(trainjob: Mapping[str, Any], mode: str = "materialize") -> li
             pod = _get(job, *POD_CHAIN)
             if isinstance(pod, Mapping):
                 out += _pod(pod, ".".join([job_path, *POD_CHAIN]))
-        out += _directives(patch, path, mode)
+        if directives:
+            out += _directives(patch, path, mode)
+    if not directives:
+        return out
     per_node = _get(spec, "trainer", "resourcesPerNode")
     for at, key, _ in _directive_keys(per_node, "spec.trainer.resourcesPerNode"):
         out.append(_directive(at, key, "spec.trainer.resourcesPerNode is merged by upstream, not patched"))

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import ValidationError
-
 from ..values import fieldpath
 from ..values.records import Record
 from ..values.violations import Violation
@@ -149,6 +147,8 @@ def parse_runtime(value: Any) -> tuple[RuntimeSpec | None, list[Violation]]:
         return _runtime(value, trusted=False), []
     except _Unusual:
         pass
+    from pydantic import ValidationError
+
     from .models import violations_from
     from .runtime_models import Runtime
 

@@ -12,8 +12,8 @@ from typing import Any, Final
 from ..values import fieldpath
 from ..values.records import Record
 from .api import JOB_CHAIN, POD_CHAIN
-from .models import ContainerPatch, TrainJob
 from .runtime_view import ContainerList
+from .trainjob_view import ContainerPatch, TrainJob
 
 RESOURCES = "resources"
 

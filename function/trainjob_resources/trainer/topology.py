@@ -36,9 +36,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from ..values.records import Record
-from .models import TrainJob
 from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, TRAINER_CONTAINER, ContainerList, RuntimeSpec
 from .sites import ContainerSite
+from .trainjob_view import TrainJob
 
 MPI_NODE_JOB = "node"
 # Replicated jobs whose replicas the controller sets to 1 (pkg/runtime/framework/plugins/jobset/builder.go).

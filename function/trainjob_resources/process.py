@@ -89,7 +89,7 @@ def process(resource_list: ResourceList, platform: frozenset[int] = frozenset())
         for v in entry.invalid:
             resource_list.results.append(
                 entry.item.result(
-                    f"{v.message} (the API server refuses such a pod; no runtime is derived from this one)",
+                    f"{v.message} (Kubernetes refuses it; no runtime is derived from this one)",
                     "error",
                     v.path,
                     v.current_value,

@@ -251,8 +251,9 @@ def _read_runtimes(paths: Sequence[str], inputs: Inputs, skip: set[str], default
     for raw in paths:
         if raw == "-":
             raise RenderError("--runtimes -: give a file or folder (stdin is for the inputs)")
-        start = len(inputs.items)
+        start, unconfigured = len(inputs.items), len(inputs.unconfigured)
         _read_path(raw, inputs, skip, default_root, timeout)
+        del inputs.unconfigured[unconfigured:]  # runtimes, not a repository the function's config applies to
         read = inputs.items[start:]
         del inputs.items[start:]
         found = 0

@@ -219,6 +219,8 @@ class _Walker:
                     for doc in _parse_all(self.reader, found[0], os.path.join(label, entry)):
                         self.classify(doc, f"{file_label}: {key}[{index}] ({shown(entry)})", None)
         for where, entry in _patch_paths(node, file_label):
+            if not os.path.lexists(os.path.join(real_dir, entry)):
+                continue  # kustomize reports it, in its own words
             found = self.reference(kustomization, where, entry)
             if not found[1]:
                 self.plan.patch_files.add(found[0])

@@ -85,7 +85,8 @@ def regenerate() -> None:
         for output_format, name in GOLDENS.items():
             text = case_args(case, output_format)
             options = explain_cli._parser().parse_args(text)
-            explained = explain_cli.explain_resource_list(explain_cli._load(options), output_format)
+            resource_list, platform = explain_cli._load(options)
+            explained = explain_cli.explain_resource_list(resource_list, output_format, platform)
             if explained.failed or explained.messages:
                 raise SystemExit(f"{case.name}: {explained.messages}")
             (case / name).write_text(explained.output)

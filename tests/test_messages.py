@@ -129,16 +129,23 @@ def test_explain_shows_a_pod_limit_as_unbounded_when_a_container_in_the_sum_has_
     assert "unbounded" in table
 
 
-def test_a_runtime_value_that_is_not_a_quantity_is_named_with_its_fix_and_left_out_of_the_totals() -> None:
+def test_a_runtime_value_that_is_not_a_quantity_is_an_error_at_the_runtime_with_its_fix() -> None:
+    """The CRD's quantity pattern refuses it (as the API server validates a Pod's resources,
+    pkg/apis/core/validation/validation.go): an error at the runtime's own field, and no runtime is
+    derived from it."""
     text = (TESTDATA / "success" / "data-loader-64gi" / "input.yaml").read_text()
     trainer = "                  - name: node\n                    image: pytorch/pytorch\n"
     assert trainer in text
     metrics = "                  - name: metrics\n                    image: metrics\n"
     metrics += "                    resources:\n                      requests:\n                        cpu: 2 cores\n"
     code, _, err = run_function(text.replace(trainer, trainer + metrics, 1).encode())
-    assert code == 0
+    assert code == 1
     assert err == (
-        "warning: trainjob.yaml: TrainJob large-dataset-training: spec.runtimeRef: requests.cpu of container "
-        "'metrics' of replicated job 'node' is left out of every total: '2 cores' is not a quantity: "
-        "did you mean 2 or 2000m (= 2000\N{MULTIPLICATION SIGN}10⁻³)?\n"
+        "error: runtime.yaml: ClusterTrainingRuntime pytorch-distributed: spec.template.spec.replicatedJobs[0]"
+        ".template.spec.template.spec.containers[1].resources.requests.cpu: container 'metrics' of replicated "
+        "job 'node': '2 cores' is not a quantity: did you mean 2 or 2000m (= 2000\N{MULTIPLICATION SIGN}10⁻³)? "
+        "(Kubernetes refuses it; no runtime is derived from this one)\n"
+        "error: trainjob.yaml: TrainJob large-dataset-training: spec.runtimeRef: ClusterTrainingRuntime "
+        "pytorch-distributed has container resources the API server refuses (see its errors): no runtime is "
+        "derived from it\n"
     )

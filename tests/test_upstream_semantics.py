@@ -370,14 +370,16 @@ def test_torchtune_runtimes_are_keyed_by_name(
         assert any(said in m and p.endswith("initContainers[0].resources") for p, m in errors(out))
 
 
-def test_torchtune_with_overrides_that_change_nothing_keeps_the_runtime_ref() -> None:
-    """Nothing is derived (the overrides equal the runtime's), so runtimeRef.name still names the model."""
+def test_torchtune_with_overrides_equal_to_the_runtime_is_refused_like_any_override() -> None:
+    """An override that says something derives even when it equals the runtime's value (the name
+    must not depend on the base's content), so the torchtune model name would be lost all the same."""
     rt = torch_runtime({"torch": {}})
     rt["metadata"]["name"] = "torchtune-llama3.2-1b"
     same = {"name": "loader", "resources": {"requests": {"cpu": "1000m"}}}
     out = render([rt, trainjob([patch("node", initContainers=[same])], TUNE, "torchtune-llama3.2-1b")])
-    assert out.code == 0, out.errors()
-    assert out.named("TrainJob", "tj")["spec"]["runtimeRef"]["name"] == "torchtune-llama3.2-1b"
+    assert out.code == 1
+    (error,) = out.errors()
+    assert "getModelFromRuntimeRef" in error["message"]
 
 
 def test_torchtune_trainer_only_patches_keep_the_runtime_ref() -> None:

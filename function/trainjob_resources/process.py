@@ -21,7 +21,6 @@ from .checks.materialize import (
     overrides_of,
     place_next_to,
     point_at,
-    record_removed,
     set_sync_wave,
     strip_resources,
     sync_wave,
@@ -29,7 +28,7 @@ from .checks.materialize import (
 )
 from .checks.options import DEFAULTS, Options
 from .checks.policy import evaluate
-from .checks.provenance import DERIVED_FROM, RUNTIME_REF, SYNC_WAVE, ProvenanceError, dump, has_provenance, old, restore
+from .checks.provenance import DERIVED_FROM, SYNC_WAVE, ProvenanceError, dump, has_provenance, old, restore
 from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.runtime_name import name_keyed_violations
 from .checks.validate import validate_container_site, validate_effective, validate_job_site, validate_managers
@@ -66,7 +65,8 @@ class Outcome(MutableRecord):
         return any(v.severity == "error" for v in self.violations)
 
 
-def process(resource_list: ResourceList) -> ResourceList:
+def process(resource_list: ResourceList, platform: frozenset[int] = frozenset()) -> ResourceList:
+    """``platform``: the ids of the items the platform supplied (``render --runtimes``), not the repository."""
     config_item = resource_list.function_config
     config: Options = DEFAULTS  # no functionConfig: the defaults, without importing pydantic
     if config_item is not None:
@@ -90,11 +90,20 @@ def process(resource_list: ResourceList) -> ResourceList:
             return resource_list
     if not resource_list.items:
         resource_list.results.append(Result(EMPTY_INPUT, "warning"))
-    bundle = index(resource_list.items)
+    bundle = index(resource_list.items, platform)
     for entry in bundle.runtimes.values():
         for v in entry.violations:
             resource_list.results.append(
                 entry.item.result(f"runtime cannot be read: {v.message}", "error", v.path, v.current_value)
+            )
+        for v in entry.invalid:
+            resource_list.results.append(
+                entry.item.result(
+                    f"{v.message} (Kubernetes refuses it; no runtime is derived from this one)",
+                    "error",
+                    v.path,
+                    v.current_value,
+                )
             )
     memo = Memo()
     uses: dict[int, Identity] = {}  # id(TrainJob item) -> the derived runtime it points at
@@ -216,6 +225,16 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
     entry = resolution.entry
     if entry.model is None:
         return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
+    if entry.invalid and overrides and config.mode != "native":
+        return Outcome(
+            [
+                Violation(
+                    "spec.runtimeRef",
+                    f"{entry.display} has container resources the API server refuses (see its errors): "
+                    "no runtime is derived from it",
+                )
+            ]
+        )
     # A local-config runtime is a reference copy, never emitted: the cluster has it under the name
     # the ref already says (kustomize's previousNames), so the ref keeps that name.
     renamed = resolution.renamed and entry.item.annotation(LOCAL_CONFIG) != "true"
@@ -227,14 +246,8 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
     memo = memo or Memo()
     found, effective = memo.validate(trainjob, per_node, entry, sites, config, topo)
     outcome = Outcome(crd_violations(raw, config.mode, _may_have_directives(item)) + found)
-    held = False
-    if overrides and config.mode != "native" and not outcome.failed and work is not None and not _was_derived(item):
-        plan = memo.plan(entry, effective, sites, topo)
-        held = bool(plan.effective) and not plan.unchanged and has_provenance(item.node)
     if not outcome.failed:
-        # Overrides held back (see _materialize) size nothing: the pods are the base's.
-        policed = [_without_resources(s) if s.key in plan.effective else s for s in sites] if held else sites
-        outcome.violations += memo.evaluate(trainjob, per_node, item.namespace, entry, policed, bundle, config, topo)
+        outcome.violations += memo.evaluate(trainjob, per_node, item.namespace, entry, sites, bundle, config, topo)
     if outcome.failed:
         return outcome
     if config.mode == "native" or not overrides:
@@ -244,10 +257,11 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
         elif work is not None and config.mode != "native":
             outcome.node = work
             outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
-            if _was_derived(item):
-                outcome.violations.append(_ref_restored(item))
+        _warn_if_repointed(item, outcome)
         return outcome
-    _materialize(item, work, trainjob, raw, entry, sites, effective, config, outcome, bundle, memo, topo, held)
+    _materialize(item, work, trainjob, raw, entry, sites, effective, config, outcome, bundle, memo, topo)
+    if not outcome.failed:
+        _warn_if_repointed(item, outcome)
     return outcome
 
 
@@ -257,10 +271,6 @@ def _may_have_directives(item: Item) -> bool:
     which restore() reads, are part of that text."""
     source = item.source
     return source is None or "$" in source or "\\" in source
-
-
-def _without_resources(site: ContainerSite) -> ContainerSite:
-    return ContainerSite(site.job_site, site.container_list, site.index, site.patch, None)
 
 
 def _validate(
@@ -461,7 +471,7 @@ class Memo:
         key = (id(entry), kind, namespace, known[0])  # entries live as long as this render
         name = self.names.get(key)
         if name is None:
-            name = self.names[key] = derived_name(entry.item, kind, namespace, overrides)
+            name = self.names[key] = derived_name(entry.item, kind, namespace, overrides, entry.cluster_name)
         return name
 
     def derive(self, identity: Identity, entry: RuntimeEntry, namespace: str, plan: Plan) -> Derived:
@@ -472,26 +482,24 @@ class Memo:
         if current is not None and self.spellings[identity] <= plan.spelling:
             return current
         kind, _, name = identity
-        derived = derive_runtime(entry.item, kind, namespace, plan.effective, name, plan.overrides)
+        derived = derive_runtime(entry.item, kind, namespace, plan.effective, name, plan.overrides, entry.cluster_name)
         self.derived[identity] = derived
         self.spellings[identity] = plan.spelling
         return derived
 
 
 class Plan(Record):
-    __slots__ = ("described", "effective", "overrides", "spelling", "unchanged")
+    __slots__ = ("described", "effective", "overrides", "spelling")
 
     def __init__(
-        self,
-        effective: dict[ContainerKey, Effective],
-        overrides: dict[str, Any],
-        described: list[str],
-        unchanged: bool = False,
+        self, effective: dict[ContainerKey, Effective], overrides: dict[str, Any], described: list[str]
     ) -> None:
-        self.effective: Final = effective  # empty when no patch says anything: nothing is derived
+        # Empty when no patch says anything: nothing is derived. An override that says something
+        # derives even when it equals the runtime's value today: the name must not depend on the
+        # base's content (the stateless paths never see their earlier output).
+        self.effective: Final = effective
         self.overrides: Final = overrides
         self.described: Final = described
-        self.unchanged: Final = unchanged  # every patched container ends up as the runtime has it
         self.spelling: Final = dump(overrides_of(effective))
 
 
@@ -507,17 +515,7 @@ def _plan(all_effective: dict[ContainerKey, Effective], sites: list[ContainerSit
         return Plan({}, {}, [])
     overrides = {"/".join(k): patch for k, patch in canonical.items()}
     described = [_describe(k, e) for k, e in sorted(effective.items())]
-    return Plan(effective, overrides, described, all(_unchanged(e) for e in effective.values()))
-
-
-def _was_derived(item: Item) -> bool:
-    """Whether a previous render pointed the TrainJob at a derived runtime."""
-    return item.annotation(RUNTIME_REF) is not None or item.annotation(old(RUNTIME_REF)) is not None
-
-
-def _unchanged(effective: Effective) -> bool:
-    """Whether a container's effective resources are the runtime's, by value."""
-    return _by_value(effective.requirements) == _by_value(merge_requirements(None, effective.container.resources))
+    return Plan(effective, overrides, described)
 
 
 def _by_value(requirements: dict[str, Any]) -> dict[str, Any]:
@@ -560,20 +558,19 @@ def _materialize(
     bundle: Bundle,
     memo: Memo,
     topo: Topology,
-    held: bool,
 ) -> None:
-    """Rewrite the TrainJob (in place when nothing was restored: it is valid, so it changes anyway).
-    ``held``: the TrainJob was rendered on its runtime and its overrides now differ from it."""
+    """Rewrite the TrainJob (in place when nothing was restored: it is valid, so it changes anyway)."""
     trainer_sites = [s for s in sites if s.resources is not None and topo.is_trainer(*s.key)]
     kind = config.derived_runtime_kind
     plan = memo.plan(entry, all_effective, sites, topo)
     derived: Derived | None = None
-    # runtimeRef is immutable (CEL self == oldSelf, pkg/apis/trainer/v1alpha1/trainjob_types.go):
-    # a TrainJob already rendered keeps the runtime it was rendered on, whichever way the base moves
-    # (overrides equal to the runtime's derive nothing; a derived runtime is never taken back).
-    if held:
-        outcome.violations.append(_held_back(plan, sites, entry))
-    elif plan.effective and (not plan.unchanged or _was_derived(item)):
+    # runtimeRef is immutable (CEL self == oldSelf, pkg/apis/trainer/v1alpha1/trainjob_types.go), and
+    # kustomize, Argo CD and Helm render from the source every time: whether an override derives,
+    # and the name, depend on the TrainJob's text alone, never on the base's content.
+    if plan.effective:
+        if kind == CLUSTER_RUNTIME_KIND and entry.local and not entry.platform:
+            outcome.violations.append(_tenant_cluster_runtime(entry, sites, plan))
+            return
         keyed = name_keyed_violations(trainjob, entry, [s for s in sites if s.key in plan.effective], kind)
         outcome.violations += keyed
         if any(v.severity == "error" for v in keyed):
@@ -606,42 +603,54 @@ def _materialize(
         where = f"{derived.namespace}/" if derived.namespace else ""
         outcome.changes.insert(0, f"runtime {entry.display} materialized as {derived.kind} {where}{derived.name}")
         outcome.changes += plan.described
-    else:
-        record_removed(Item(work), removed)
-        if held:
-            outcome.changes.append(f"resources kept in the annotations, not applied: runtimeRef stays {entry.display}")
-        elif not trainer_sites:
-            outcome.changes.append(
-                f"resources that change nothing in runtime {entry.display} removed from runtimePatches; "
-                "runtimeRef unchanged, no runtime derived"
-            )
+    elif not trainer_sites:
+        outcome.changes.append(
+            f"resources that say nothing removed from runtimePatches; runtimeRef stays {entry.display}, "
+            "no runtime derived"
+        )
     outcome.node = work
 
 
-def _ref_restored(item: Item) -> Violation:
-    """The overrides are gone (a patch or its manager removed): the ref goes back to the base, which
-    the API server refuses on an existing TrainJob (runtimeRef is immutable, trainjob_types.go)."""
-    ref = yn.get_path(item.node, "spec", "runtimeRef", "name")
-    was = yn.scalar(ref) if ref is not None else None
-    return Violation(
-        "spec.runtimeRef",
-        f"no resources in runtimePatches any more, so runtimeRef goes back from the derived runtime {was!r} "
-        "to the one written: spec.runtimeRef is immutable (trainjob_types.go), so a cluster that has this "
-        "TrainJob refuses the change: recreate the TrainJob (delete and apply; Argo CD: "
-        "argocd.argoproj.io/sync-options: Force=true,Replace=true; README, Lifecycle on a live cluster)",
-        severity="warning",
-    )
+_RECREATE = (
+    "spec.runtimeRef is immutable (trainjob_types.go), so a cluster that has this TrainJob refuses the "
+    "change: recreate the TrainJob (delete and apply; Argo CD: argocd.argoproj.io/sync-options: "
+    "Force=true,Replace=true; README, Lifecycle on a live cluster)"
+)
 
 
-def _held_back(plan: Plan, sites: list[ContainerSite], entry: RuntimeEntry) -> Violation:
+def _ref_name(node: Node | None) -> tuple[str, str]:
+    ref = yn.get_path(node, "spec", "runtimeRef")
+    return (yn.scalar(yn.get(ref, "kind")) or CLUSTER_RUNTIME_KIND, yn.scalar(yn.get(ref, "name")) or "")
+
+
+def _warn_if_repointed(item: Item, outcome: Outcome) -> None:
+    """A TrainJob rendered before (kpt writes the output back, records and all) whose runtimeRef this
+    render changes: its overrides changed, or went, since. The API server refuses that change on an
+    existing TrainJob (runtimeRef is immutable, trainjob_types.go)."""
+    if outcome.node is None or not has_provenance(item.node):
+        return
+    before, after = _ref_name(item.node), _ref_name(outcome.node)
+    if before == after:
+        return
+    if outcome.derived is None:
+        what = f"no resources in runtimePatches any more, so runtimeRef goes back from {before[1]!r} to {after[1]!r}"
+    else:
+        what = f"the overrides changed since the last render, so runtimeRef goes from {before[1]!r} to {after[1]!r}"
+    outcome.violations.append(Violation("spec.runtimeRef", f"{what}: {_RECREATE}", severity="warning"))
+
+
+def _tenant_cluster_runtime(entry: RuntimeEntry, sites: list[ContainerSite], plan: Plan) -> Violation:
+    """derivedRuntimeKind ClusterTrainingRuntime from a repository's local-config copy: two
+    Applications with different copies of one base would emit one cluster-scoped object (one name:
+    the name hashes the base's identity, not its content) with different contents."""
     site = next(s for s in sites if s.resources is not None and s.key in plan.effective)
     return Violation(
         site.resources_path,
-        f"this override now differs from {entry.display}, but the TrainJob was rendered on that runtime and "
-        "spec.runtimeRef is immutable (trainjob_types.go), so it is not applied (kept in the annotations): "
-        "to apply it, recreate the TrainJob (delete and apply; Argo CD: argocd.argoproj.io/sync-options: "
-        "Force=true,Replace=true; README, Lifecycle on a live cluster)",
-        severity="warning",
+        f"derivedRuntimeKind ClusterTrainingRuntime needs the base runtime from the platform, but "
+        f"{entry.display} is this repository's local-config copy: another repository's copy (another "
+        "version) would give the same cluster-scoped name with other content, and the two deployers would "
+        "overwrite each other. Use derivedRuntimeKind: TrainingRuntime (the default), or let the platform "
+        "supply the runtime (`trainjob-resources render --runtimes PATH`, or the runtime itself in the bundle)",
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from ..krm.resource_list import Item
+from ..kube.resource_rules import default_requests, validate_resource_requirements
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
 from ..trainer.runtime_view import JobInfo, RuntimeSpec, jobs_of, parse_runtime
 from ..trainer.trainjob_view import RuntimeRef
@@ -28,6 +29,7 @@ def identity_of(item: Item) -> Identity:
     return (item.kind, namespace, item.name)
 
 
+LOCAL_CONFIG: Final = "config.kubernetes.io/local-config"
 NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
 PREVIOUS_NAMES = ("internal.config.kubernetes.io/previousNames", "config.kubernetes.io/previousNames")
 PREVIOUS_KINDS = ("internal.config.kubernetes.io/previousKinds", "config.kubernetes.io/previousKinds")
@@ -50,23 +52,78 @@ def previous_names(item: Item) -> list[str]:
 
 
 class RuntimeEntry(MutableRecord):
-    __slots__ = ("item", "jobs", "model", "violations")
+    __slots__ = ("cluster_name", "invalid", "item", "jobs", "local", "model", "platform", "violations")
 
     def __init__(
-        self, item: Item, model: RuntimeSpec | None, violations: list[Violation], jobs: dict[str, JobInfo]
+        self,
+        item: Item,
+        model: RuntimeSpec | None,
+        violations: list[Violation],
+        jobs: dict[str, JobInfo],
+        platform: bool = False,
     ) -> None:
         self.item = item
         self.model = model
         self.violations = violations
         self.jobs = jobs
+        # A reference copy of a runtime installed in the cluster (never emitted).
+        self.local = item.annotation(LOCAL_CONFIG) == "true"
+        # Supplied by the platform (``render --runtimes``), not by the repository.
+        self.platform = platform
+        # The name the cluster knows it by: a local-config copy is never emitted, so a kustomize
+        # rename (namePrefix, nameSuffix) of it names nothing in the cluster; its first name does.
+        earlier = previous_names(item) if self.local else []
+        self.cluster_name: str = earlier[0] if earlier else item.name
+        # Container resources the API server would refuse (the pods of any TrainJob on it).
+        self.invalid = runtime_resource_violations(jobs)
 
     @property
     def identity(self) -> Identity:
         return identity_of(self.item)
 
     @property
+    def cluster_identity(self) -> Identity:
+        kind, namespace, _ = identity_of(self.item)
+        return (kind, namespace, self.cluster_name)
+
+    @property
+    def renamed_copy(self) -> bool:
+        """A local-config copy that kustomize renamed: its name in the bundle is not the cluster's."""
+        return self.cluster_name != self.item.name
+
+    @property
     def display(self) -> str:
-        return self.item.ref.display()
+        kind, namespace, name = self.cluster_identity
+        where = f"{namespace}/" if namespace else ""
+        return f"{kind} {where}{name}"
+
+
+def runtime_resource_violations(jobs: dict[str, JobInfo]) -> list[Violation]:
+    """Kubernetes' rules on each container's ``resources`` in the runtime, at the runtime's own
+    fields (pkg/apis/core/validation/validation.go ``validateResourceRequirements``, as
+    ``kube.resource_rules`` ports it): the runtime is a template of the pods, which the API server
+    refuses with such resources."""
+    out: list[Violation] = []
+    for info in sorted(jobs.values(), key=lambda j: j.index):
+        for container in sorted(info.containers.values(), key=lambda c: (c.container_list, c.index)):
+            if not container.resources:
+                continue
+            path = "spec.template.spec.replicatedJobs"
+            path += f"[{info.index}].template.spec.template.spec.{container.container_list}[{container.index}]"
+            found = validate_resource_requirements(default_requests(container.resources), "")
+            said = {(v.path, v.message) for v in found}
+            written = container.resources.get("requests") or {}
+            for v in found:
+                section, _, rest = v.path.partition(".") if "[" not in v.path.split(".")[0] else v.path.partition("[")
+                name = rest.rstrip("]").split(".")[0] if rest else ""
+                # A request defaulted from a bad limit repeats the limit's error: reported once, at the limit.
+                limit = (v.path.replace("requests", "limits", 1), v.message)
+                if section == "requests" and name and name not in written and limit in said:
+                    continue
+                full = f"{path}.resources.{v.path}" if v.path else f"{path}.resources"
+                message = f"container {container.name!r} of replicated job {info.name!r}: {v.message}"
+                out.append(Violation(full, message, v.severity, v.current_value, v.proposed_value))
+    return out
 
 
 class Bundle(MutableRecord):
@@ -97,6 +154,16 @@ class Bundle(MutableRecord):
             self._previous = found
         return self._previous.get(identity, [])
 
+    def usable(self) -> set[Identity]:
+        """The runtimes' identities a TrainJob can name in the cluster: a local-config copy's cluster
+        name, never the name kustomize renamed it to (which the cluster does not have); an emitted
+        runtime's names after kustomize and before (the ref is rewritten to the new one)."""
+        out = {entry.cluster_identity for entry in self.runtimes.values()}
+        for (kind, namespace, _), entry in self.runtimes.items():
+            if not entry.local:
+                out.update((kind, namespace, name) for name in previous_names(entry.item))
+        return out
+
     def namespace_policy(self, kind: str, namespace: str) -> list[Item]:
         """The v1 LimitRanges or ResourceQuotas of ``namespace`` in the bundle, by name (indexed on first use)."""
         if self._namespace_policy is None:
@@ -107,7 +174,7 @@ class Bundle(MutableRecord):
             self._namespace_policy = {key: sorted(items, key=lambda i: i.name) for key, items in found.items()}
         return self._namespace_policy.get((kind, namespace), [])
 
-    def add(self, item: Item) -> None:
+    def add(self, item: Item, platform: bool = False) -> None:
         if item.problem is not None:
             return  # read() reported it; it passes through exactly as written
         if item.kind == TRAINJOB_KIND and item.group == TRAINER_GROUP:
@@ -123,13 +190,14 @@ class Bundle(MutableRecord):
                 return
             model, violations = parse_runtime(item.value())
             jobs = jobs_of(model) if model is not None else {}
-            self.runtimes[identity] = RuntimeEntry(item, model, violations, jobs)
+            self.runtimes[identity] = RuntimeEntry(item, model, violations, jobs, platform)
 
 
-def index(items: list[Item]) -> Bundle:
+def index(items: list[Item], platform: frozenset[int] = frozenset()) -> Bundle:
+    """The bundle; ``platform``: the ids of the items the platform supplied (``render --runtimes``)."""
     bundle = Bundle()
     for item in items:
-        bundle.add(item)
+        bundle.add(item, id(item) in platform)
     return bundle
 
 
@@ -176,6 +244,19 @@ def resolve(bundle: Bundle, ref: RuntimeRef, namespace: str, overrides: bool = T
         )
     where = "" if kind == CLUSTER_RUNTIME_KIND else namespace
     entry = bundle.runtimes.get((kind, where, ref.name))
+    if entry is not None and entry.renamed_copy:
+        # The cluster has that runtime under its own name: a ref to the copy's new name names nothing there.
+        return Resolution(
+            None,
+            Violation(
+                "spec.runtimeRef.name",
+                f"{kind} {ref.name!r} is the name kustomize gave a local-config copy (read, never emitted) of "
+                f"{entry.display}, which the cluster has as {entry.cluster_name!r}: set runtimeRef.name: "
+                f"{entry.cluster_name}",
+                current_value=ref.name,
+                proposed_value=entry.cluster_name,
+            ),
+        )
     if entry is not None:
         return Resolution(entry)
     renamed = bundle.renamed((kind, where, ref.name))
@@ -193,7 +274,7 @@ def resolve(bundle: Bundle, ref: RuntimeRef, namespace: str, overrides: bool = T
             ),
         )
     if kind == NAMESPACED_RUNTIME_KIND:
-        elsewhere = sorted(ns for (k, ns, n) in bundle.runtimes if k == kind and n == ref.name)
+        elsewhere = sorted(ns for (k, ns, n) in bundle.usable() if k == kind and n == ref.name)
         if elsewhere:
             return Resolution(
                 None,
@@ -207,7 +288,7 @@ def resolve(bundle: Bundle, ref: RuntimeRef, namespace: str, overrides: bool = T
             )
     other = NAMESPACED_RUNTIME_KIND if kind == CLUSTER_RUNTIME_KIND else CLUSTER_RUNTIME_KIND
     hints = ""
-    if any(k == other and n == ref.name for (k, _, n) in bundle.runtimes):
+    if any(k == other and n == ref.name for (k, _, n) in bundle.usable()):
         hints += f" A {other} of that name exists: set runtimeRef.kind: {other}."
     close = _close_name(bundle, kind, where, ref.name)
     if close is not None:
@@ -234,6 +315,6 @@ def _close_name(bundle: Bundle, kind: str, namespace: str, name: str) -> str | N
     """The runtime name of ``kind`` (in ``namespace``) closest to a misspelled ``name``, if one is close."""
     import difflib  # only for an error (as in models): not worth its import on every render
 
-    names = sorted({n for (k, ns, n) in bundle.runtimes if k == kind and ns == namespace})
+    names = sorted({n for (k, ns, n) in bundle.usable() if k == kind and ns == namespace})
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
     return close[0] if close else None

@@ -219,9 +219,15 @@ def explain_trainjob(
     for job in jobs:
         total_requests = add(total_requests, scale(job.pod_requests, job.pods))
         total_limits = add(total_limits, scale(job.pod_limits, job.pods))
-    item = entry.item
     return TrainJobView(
-        trainjob.metadata.name, namespace, item.kind, item.name, jobs, total_requests, total_limits, problems
+        trainjob.metadata.name,
+        namespace,
+        entry.item.kind,
+        entry.cluster_name,  # a kustomize-renamed local-config copy's name is not the cluster's
+        jobs,
+        total_requests,
+        total_limits,
+        problems,
     )
 
 

@@ -164,26 +164,32 @@ def canonical_patch(patch: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def base_ref(base: Item) -> str:
-    return "/".join(p for p in (base.kind, base.namespace, base.name) if p)
+def base_ref(base: Item, name: str | None = None) -> str:
+    """``Kind/[namespace/]name`` of the base; ``name``: its name in the cluster, when not the item's."""
+    namespace = "" if base.kind == CLUSTER_RUNTIME_KIND else base.namespace
+    return "/".join(p for p in (base.kind, namespace, name or base.name) if p)
 
 
-def derived_name(base: Item, kind: str, namespace: str, overrides: Mapping[str, Any]) -> str:
+def derived_name(
+    base: Item, kind: str, namespace: str, overrides: Mapping[str, Any], base_name: str | None = None
+) -> str:
     """The base name (cut to fit) + ``-`` + 10 hex characters of a SHA-256 over the name scheme's
     version, the base's identity, the derived kind and namespace, and the canonical overrides
     (``canonical_patch`` per ``job/list/container``): canonical JSON, keys sorted. Nothing of the
     base's content, so that an edit of the base never renames (``TrainJob.spec.runtimeRef`` is
-    immutable upstream)."""
+    immutable upstream). ``base_name``: the base's name in the cluster, where the bundle's copy was
+    renamed by kustomize."""
     base_namespace = "" if base.kind == CLUSTER_RUNTIME_KIND else base.namespace
+    name = base_name or base.name
     payload = {
         "scheme": NAME_SCHEME_VERSION,
-        "base": {"kind": base.kind, "namespace": base_namespace, "name": base.name},
+        "base": {"kind": base.kind, "namespace": base_namespace, "name": name},
         "kind": kind,
         "namespace": "" if kind == CLUSTER_RUNTIME_KIND else namespace,
         "overrides": overrides,
     }
     digest = hashlib.sha256(dump(payload).encode()).hexdigest()[:HASH_LENGTH]
-    return f"{base.name[: MAX_NAME - HASH_LENGTH - 1].rstrip('-.')}-{digest}"
+    return f"{name[: MAX_NAME - HASH_LENGTH - 1].rstrip('-.')}-{digest}"
 
 
 def derive_runtime(
@@ -193,6 +199,7 @@ def derive_runtime(
     effective: Mapping[ContainerKey, Effective],
     name: str,
     overrides: Mapping[str, Any],
+    base_name: str | None = None,
 ) -> Derived:
     text = (base.source, base.dash) if base.source is not None else None
     base_node = base.node
@@ -227,7 +234,7 @@ def derive_runtime(
     scope = namespace if kind != CLUSTER_RUNTIME_KIND else ""
     _rebuild_metadata(node, base, name, scope)
     annotations = yn.ensure_map(yn.ensure_map(node, "metadata"), "annotations")
-    yn.set_key(annotations, DERIVED_FROM, yn.str_node(base_ref(base)))
+    yn.set_key(annotations, DERIVED_FROM, yn.str_node(base_ref(base, base_name)))
     yn.set_key(annotations, OVERRIDES, yn.str_node(dump(overrides)))
     yn.set_key(annotations, NAME_SCHEME, yn.str_node(NAME_SCHEME_VERSION))
     return Derived(kind, scope, name, node, text)

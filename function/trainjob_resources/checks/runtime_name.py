@@ -47,7 +47,7 @@ def name_keyed_violations(
             Violation(
                 next((s.resources_path for s in derived if s.resources is not None), "spec.runtimeRef"),
                 "Kubeflow Trainer reads the torchtune model from runtimeRef.name (torchtune.go getModelFromRuntimeRef: "
-                f"three '-'-separated fields, as in {entry.item.name!r}), so the "
+                f"three '-'-separated fields, as in {entry.cluster_name!r}), so the "
                 "derived runtime's name would make it refuse this TrainJob ('must have a supported pretrained "
                 "model'): size these containers in the runtime itself (or a copy of it with a name of that "
                 "form), or take resources out of this TrainJob's runtimePatches",
@@ -63,7 +63,7 @@ def name_keyed_violations(
         out.append(
             Violation(
                 "spec.runtimeRef",
-                f"Referenced ClusterTrainingRuntime {entry.item.name!r} is deprecated and will be removed in a "
+                f"Referenced ClusterTrainingRuntime {entry.cluster_name!r} is deprecated and will be removed in a "
                 "future release of Kubeflow Trainer (its label trainer.kubeflow.org/support: deprecated); "
                 "Kubeflow Trainer warns about it only for a ClusterTrainingRuntime, not for the derived "
                 "TrainingRuntime this TrainJob now uses",

@@ -51,8 +51,8 @@ def main(args: list[str]) -> int:
     from .render import RenderError
 
     try:
-        resource_list = _load(options)
-        explained = explain_resource_list(resource_list, options.format)
+        resource_list, platform = _load(options)
+        explained = explain_resource_list(resource_list, options.format, platform)
     except RenderError as err:
         sys.stderr.write(f"trainjob-resources explain: error: {err}\n")
         return 1
@@ -95,8 +95,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load(options: argparse.Namespace) -> ResourceList:
-    """The inputs as ``render`` reads them, as one ResourceList; skipped entries noted on stderr."""
+def _load(options: argparse.Namespace) -> tuple[ResourceList, frozenset[int]]:
+    """The inputs as ``render`` reads them, as one ResourceList, and the ids of the runtimes the
+    platform supplied (--runtimes); skipped entries noted on stderr."""
     from .render import RenderError, load_for
 
     resource_list, inputs = load_for(options, os.environ)
@@ -104,10 +105,12 @@ def _load(options: argparse.Namespace) -> ResourceList:
         sys.stderr.write(line + "\n")
     if inputs.errors:
         raise RenderError("\n".join(inputs.errors))
-    return resource_list
+    return resource_list, inputs.platform_ids
 
 
-def explain_resource_list(resource_list: ResourceList, output_format: str = "table") -> Explained:
+def explain_resource_list(
+    resource_list: ResourceList, output_format: str = "table", platform: frozenset[int] = frozenset()
+) -> Explained:
     """Pure: the rendered explanation, the function's error and warning lines, and whether any is an error.
 
     A TrainJob is explained when it renders but for the policy's own findings: one with any
@@ -125,14 +128,14 @@ def explain_resource_list(resource_list: ResourceList, output_format: str = "tab
     views: list[tuple[ResourceRef, TrainJobView, set[tuple[str, str, str | None]]]] = []
     from ..checks.bundle import index
 
-    bundle = index(resource_list.items)
+    bundle = index(resource_list.items, platform)
     refs = [item.ref for item in bundle.trainjobs]
     if config is not None:
         for item in bundle.trainjobs:
             explained = _explain_item(item, bundle, config)
             if explained is not None:
                 views.append((item.ref, *explained))
-    results = process(resource_list).results
+    results = process(resource_list, platform).results
     shown = [(ref, view) for ref, view, own in views if not any(_foreign_error(r, ref, own) for r in results)]
     left_out = explain.left_out([ref for ref, _ in shown], refs, results)
     renderers = {"table": explain.render_table, "json": explain.render_json, "markdown": explain.render_markdown}

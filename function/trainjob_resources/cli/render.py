@@ -162,7 +162,7 @@ def _render(options: argparse.Namespace) -> int:
     from ..checks.reporting import with_results_option
 
     resource_list.function_config = with_results_option(resource_list.function_config, options.results)
-    result = process(resource_list)
+    result = process(resource_list, inputs.platform_ids)
     errors = [r.display() for r in result.results if r.severity == "error"]
     for line in (r.display() for r in result.results if r.severity == "warning"):
         sys.stderr.write(line + "\n")

@@ -47,6 +47,12 @@ class Inputs:
     # annotations map, so one left empty by taking render's annotations out goes (the function may
     # have copied the node, so its id is no guide).
     built: set[tuple[str, str, str, str]] = field(default_factory=set)
+    # The runtimes read from --runtimes: the platform's, not the repository's (process(platform=)).
+    platform: list[Item] = field(default_factory=list)
+
+    @property
+    def platform_ids(self) -> frozenset[int]:
+        return frozenset(id(item) for item in self.platform)
 
     @property
     def errors(self) -> list[str]:
@@ -237,23 +243,34 @@ def _read_file(real: str, label: str, inputs: Inputs) -> None:
 
 
 def _read_runtimes(paths: Sequence[str], inputs: Inputs, skip: set[str], default_root: Root, timeout: float) -> None:
-    """Reference runtimes: read like inputs, marked local-config (never printed); other kinds are skipped."""
+    """Reference runtimes: read like inputs (a kustomization built, its local-config objects kept as
+    a build under kustomize leaves them to a function), marked local-config (never printed); other
+    kinds are skipped. Each path must give at least one runtime."""
     from ..trainer.api import RUNTIME_KINDS
 
-    start = len(inputs.items)
     for raw in paths:
         if raw == "-":
             raise RenderError("--runtimes -: give a file or folder (stdin is for the inputs)")
+        start, unconfigured = len(inputs.items), len(inputs.unconfigured)
         _read_path(raw, inputs, skip, default_root, timeout)
-    read = inputs.items[start:]
-    del inputs.items[start:]
-    for item in read:
-        if (item.group, item.kind) not in {("trainer.kubeflow.org", kind) for kind in RUNTIME_KINDS}:
-            where = item.annotation(PATH_KEY) or "--runtimes"
-            inputs.notes.append(f"note: {where}: skipped {item.kind} {item.name}: --runtimes reads only runtimes")
-            continue
-        item.set_annotation(LOCAL_CONFIG, "true")
-        inputs.items.append(item)
+        del inputs.unconfigured[unconfigured:]  # runtimes, not a repository the function's config applies to
+        read = inputs.items[start:]
+        del inputs.items[start:]
+        found = 0
+        for item in read:
+            if (item.group, item.kind) not in {("trainer.kubeflow.org", kind) for kind in RUNTIME_KINDS}:
+                where = item.annotation(PATH_KEY) or "--runtimes"
+                inputs.notes.append(f"note: {where}: skipped {item.kind} {item.name}: --runtimes reads only runtimes")
+                continue
+            item.set_annotation(LOCAL_CONFIG, "true")
+            inputs.items.append(item)
+            inputs.platform.append(item)
+            found += 1
+        if not found and not inputs.errors:
+            raise RenderError(
+                f"--runtimes {shown(raw)}: no TrainingRuntime or ClusterTrainingRuntime found there "
+                "(trainer.kubeflow.org)"
+            )
 
 
 def _decode(data: bytes, label: str) -> str:

@@ -92,8 +92,12 @@ PATH_FIELDS = frozenset({"files", "envs", "env", "path", "patchesstrategicmerge"
 # kustomize drops local-config objects from its output, but under kustomize this function sees them
 # (kustomize removes them after its transformers): in the private copy the annotation is renamed to
 # LOCAL_MARK, and restored on the built objects before render applies the function.
+# The same holds for the annotation a kustomization adds (commonAnnotations, patches, in the
+# kustomization or in a component): there the key is renamed in the copies of the kustomizations
+# and of their patch files, as a key and as a JSON pointer.
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 LOCAL_MARK = "internal.trainjob-resources.io/local-config"
+_POINTER = (LOCAL_CONFIG.replace("/", "~1"), LOCAL_MARK.replace("/", "~1"))
 # A plain build keeps no previousNames (kustomize strips its build annotations), so each runtime's
 # name in its file is kept in NAME_MARK and turned into the previousNames annotation the function
 # resolves renamed runtimes through, as it does under kustomize.
@@ -131,6 +135,7 @@ class Plan:
     kustomizations: dict[str, Kustomization] = field(default_factory=dict)
     configs: list[FoundConfig] = field(default_factory=list)
     resource_files: set[str] = field(default_factory=set)  # real paths of files listed as resources
+    patch_files: set[str] = field(default_factory=set)  # real paths of patch files the kustomizations name
     user_origins: bool = False  # the kustomization asks for origin annotations in its output itself
 
 
@@ -213,6 +218,12 @@ class _Walker:
                 if plugins:
                     for doc in _parse_all(self.reader, found[0], os.path.join(label, entry)):
                         self.classify(doc, f"{file_label}: {key}[{index}] ({shown(entry)})", None)
+        for where, entry in _patch_paths(node, file_label):
+            if not os.path.lexists(os.path.join(real_dir, entry)):
+                continue  # kustomize reports it, in its own words
+            found = self.reference(kustomization, where, entry)
+            if not found[1]:
+                self.plan.patch_files.add(found[0])
         for key in PLUGIN_FIELDS:
             for index, entry in _entries(node, key):
                 where = f"{file_label}: {key}[{index}]"
@@ -319,6 +330,52 @@ def _check_fields(node: MappingNode, label: str) -> None:
                     f"{shown(label)}: {shown(current.value)}: a URL or absolute path; render reads only files "
                     "inside the repository and fetches nothing"
                 )
+
+
+def _patch_paths(node: MappingNode, label: str) -> Iterator[tuple[str, str]]:
+    """The patch files a kustomization names: ``patches[].path``, ``patchesJson6902[].path`` and the
+    ``patchesStrategicMerge`` entries that are not inline patches."""
+    from yaml.nodes import MappingNode as Mapping
+    from yaml.nodes import SequenceNode
+
+    from ..yamltext import yamlnodes as yn
+
+    for key in ("patches", "patchesJson6902"):
+        value = yn.get(node, key)
+        for index, entry in enumerate(value.value if isinstance(value, SequenceNode) else []):
+            path = yn.scalar(yn.get(entry, "path")) if isinstance(entry, Mapping) else None
+            if path:
+                yield f"{label}: {key}[{index}].path", path
+    for index, entry in _entries(node, "patchesStrategicMerge"):
+        if "\n" not in entry and ":" not in entry:
+            yield f"{label}: patchesStrategicMerge[{index}]", entry
+
+
+def relabeled(text: str) -> str:
+    """A kustomization's patch as render builds it: the local-config annotation's key (and JSON
+    pointer) renamed to LOCAL_MARK, so that the objects it marks are not dropped (see LOCAL_MARK)."""
+    return text.replace(LOCAL_CONFIG, LOCAL_MARK).replace(*_POINTER)
+
+
+def _relabel_kustomization(node: MappingNode) -> None:
+    """``relabeled`` on a kustomization: its commonAnnotations' key and its inline patches."""
+    from yaml.nodes import MappingNode as Mapping
+    from yaml.nodes import ScalarNode, SequenceNode
+
+    from ..yamltext import yamlnodes as yn
+
+    annotations = yn.get(node, "commonAnnotations")
+    if isinstance(annotations, Mapping):
+        keys = {yn.scalar(k) for k, _ in annotations.value}
+        for key, _ in annotations.value:
+            if isinstance(key, ScalarNode) and key.value == LOCAL_CONFIG and LOCAL_MARK not in keys:
+                key.value, key.style = LOCAL_MARK, None
+    for field_name in ("patches", "patchesJson6902", "patchesStrategicMerge"):
+        value = yn.get(node, field_name)
+        for entry in value.value if isinstance(value, SequenceNode) else []:
+            patch = yn.get(entry, "patch") if isinstance(entry, Mapping) else entry
+            if isinstance(patch, ScalarNode) and isinstance(patch.value, str):
+                patch.value = relabeled(patch.value)
 
 
 def _entries(node: MappingNode, key: str) -> Iterator[tuple[int, str]]:
@@ -430,6 +487,8 @@ class _Copier:
                 data = self.reader.kept.pop(path, None) or self.reader.read_bytes(path, entry_label)
                 if data is not None and path in self.plan.resource_files:
                     data = marked(data)
+                elif data is not None and path in self.plan.patch_files and b"local-config" in data:
+                    data = relabeled(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
                 if data is not None:
                     with open(self.target(path), "wb") as out:
                         out.write(data)
@@ -445,6 +504,7 @@ class _Copier:
 
         node = yn.deep_copy(kustomization.node)
         assert isinstance(node, MappingNode)
+        _relabel_kustomization(node)
         for key, indexes in kustomization.drop.items():
             value = yn.get(node, key)
             assert isinstance(value, SequenceNode)

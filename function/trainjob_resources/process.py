@@ -39,7 +39,14 @@ from .trainer.api import CLUSTER_RUNTIME_KIND, JOB_CHAIN, POD_CHAIN, RUNTIME_KIN
 from .trainer.crd_rules import crd_violations
 from .trainer.effective import ContainerKey, Effective, effective_resources
 from .trainer.models import TrainJob, parse_trainjob, resources_per_node
-from .trainer.per_node import ignored_per_node, moved_resources, pruned_nulls, runtime_node_resources
+from .trainer.per_node import (
+    dropped_claims,
+    ignored_per_node,
+    moved_resources,
+    pruned_nulls,
+    reader_differs,
+    runtime_node_resources,
+)
 from .trainer.runtime_view import TRAINER_CONTAINER
 from .trainer.sites import ContainerSite, container_sites, job_sites
 from .trainer.topology import Topology, topology
@@ -265,8 +272,9 @@ def _validate(
     moved, problem = _moved(entry, sites, without_nulls(per_node), topo)
     for site in sites:
         out += validate_container_site(site, entry.jobs, display, config.trainer_resources, topo, moved)
-    # Several trainer containers: say why the default error proposes no resourcesPerNode either.
-    if problem is not None and (config.trainer_resources == "moveToResourcesPerNode" or len(topo.trainers) > 1):
+    out += dropped_claims(entry.jobs, sites, per_node, topo)
+    # Also under the default error: say why it proposes no resourcesPerNode.
+    if problem is not None:
         first = next(s for s in sites if s.resources is not None and topo.is_trainer(*s.key))
         out.append(Violation(first.resources_path, f"cannot be moved to spec.trainer.resourcesPerNode: {problem}"))
     if any(v.severity == "error" for v in out):
@@ -651,10 +659,16 @@ def _moved(
     patches = [s.resources for s in sites if s.resources is not None and topo.is_trainer(*s.key)]
     if not patches:
         return None, None
-    differ = _trainers_differ(entry, sites, topo)
+    differ = reader_differs(entry.model, entry.jobs, topo) or _trainers_differ(entry, sites, topo)
     if differ is not None:
         return None, differ
-    return moved_resources(patches, per_node, runtime_node_resources(entry.model, entry.jobs, topo))
+    claims = []
+    for job in sorted(topo.trainers):
+        info = entry.jobs.get(job)
+        container = info.containers.get(("containers", TRAINER_CONTAINER)) if info else None
+        for claim in (container.resources.get("claims") if container is not None else None) or []:
+            claims.append(str(claim.get("name")) if isinstance(claim, dict) else str(claim))
+    return moved_resources(patches, per_node, runtime_node_resources(entry.model, entry.jobs, topo), claims)
 
 
 def _trainers_differ(entry: RuntimeEntry, sites: list[ContainerSite], topo: Topology) -> str | None:

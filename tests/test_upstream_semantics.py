@@ -19,7 +19,7 @@ from trainjob_resources.trainer.sites import container_sites
 from trainjob_resources.trainer.topology import smp_order, topology
 from trainjob_resources.yamltext.yamlnodes import from_python
 
-from tests.support import kubectl_patch, render
+from tests.support import kubectl_patch, load_fixture, render
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 TRAINER_LABELS = {ANCESTOR: "trainer"}
@@ -729,10 +729,13 @@ CLAIM_PATCHES = [{"claims": [{"name": "nic", "request": "b"}]}, {"limits": {"cpu
 
 
 def claimed_runtime() -> dict[str, Any]:
-    return runtime(
+    rt = runtime(
         [rjob("node", [container("node")], TRAINER_LABELS, init=[container("loader", copy.deepcopy(CLAIMED))])],
         {"torch": {}},
     )
+    pod = rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "g"}, {"name": "nic", "resourceClaimName": "n"}]
+    return rt
 
 
 @pytest.mark.kubectl
@@ -867,3 +870,138 @@ def test_a_move_that_would_drop_claims_is_refused(resources: dict[str, Any]) -> 
     assert out.code == 1
     ((_, message),) = [(p, m) for p, m in errors(out) if "cannot be moved" in m]
     assert "claims nic" in message and "newRuntimeInfo" in message
+
+
+# What the cluster refuses and the function must too (issue 22).
+def test_a_patched_claim_must_name_one_of_the_pod_s_resource_claims() -> None:
+    """Kubernetes' pod validation: a container claim names an entry of pod.spec.resourceClaims,
+    which a PodSpecPatch cannot add (pkg/apis/trainer/v1alpha1/trainjob_types.go PodSpecPatch)."""
+    claim = {"name": "loader", "resources": {"claims": [{"name": "gpu"}, {"name": "fpga"}]}}
+    out = render([claimed_runtime(), trainjob([patch("node", initContainers=[claim])])])
+    assert out.code == 1
+    ((path, message),) = errors(out)
+    assert path == f"{PODSPEC}.initContainers[0].resources.claims[1].name"
+    assert "resourceClaims" in message and "gpu, nic" in message
+
+
+SPEC_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    ("managedBy outside the enum", {"managedBy": "example.com/mine"}, "spec.managedBy"),
+    ("managedBy: kueue", {"managedBy": "kueue.x-k8s.io/multikueue"}, None),
+    ("managedBy: the trainer's", {"managedBy": "trainer.kubeflow.org/trainjob-controller"}, None),
+    ("activeDeadlineSeconds 0", {"activeDeadlineSeconds": 0}, "spec.activeDeadlineSeconds"),
+    ("activeDeadlineSeconds 1", {"activeDeadlineSeconds": 1}, None),
+    (
+        "storageUri without a scheme",
+        {"initializer": {"model": {"storageUri": "hf//x"}}},
+        "spec.initializer.model.storageUri",
+    ),
+    ("storageUri with a newline", {"initializer": {"dataset": {"storageUri": "hf://a\n"}}}, None),
+    ("storageUri empty", {"initializer": {"dataset": {"storageUri": ""}}}, None),
+    ("storageUri hf://", {"initializer": {"dataset": {"storageUri": "hf://org/ds"}}}, None),
+    (
+        "storageUri too long",
+        {"initializer": {"dataset": {"storageUri": "s3://" + "a" * 2044}}},
+        "spec.initializer.dataset.storageUri",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "path"), [c[1:] for c in SPEC_CASES], ids=[c[0] for c in SPEC_CASES])
+def test_the_trainjob_crd_s_enum_minimum_and_cel_rules(spec: dict[str, Any], path: str | None) -> None:
+    """pkg/apis/trainer/v1alpha1/trainjob_types.go: managedBy's CEL enum, activeDeadlineSeconds' Minimum,
+    the initializers' storageUri CEL rule and MaxLength."""
+    rt = load_fixture("torchtune")  # its initializers mount the volume "initializer", as upstream's do
+    tj = trainjob([], runtime_name=rt["metadata"]["name"])
+    tj["spec"].update(copy.deepcopy(spec))
+    out = render([rt, tj])
+    assert [p for p, _ in errors(out)] == ([path] if path else [])
+
+
+INIT_CASES: list[tuple[str, str, dict[str, Any], list[dict[str, Any]], str | None]] = [
+    (
+        "no dataset-initializer job",
+        "torch-plain",
+        {"dataset": {"storageUri": "hf://a/b"}},
+        [],
+        "must have dataset-initializer job",
+    ),
+    ("the runtime has it, mounted", "torchtune", {"dataset": {}, "model": {}}, [], None),
+    ("mounted under another name", "torch-initializers", {"model": {}}, [], "in container model-initializer"),
+    (
+        "the container does not mount the volume",
+        "torch-data-cache",
+        {"dataset": {"storageUri": "cache://x"}},
+        [],
+        "must have volumeMount with name - initializer",
+    ),
+    (
+        "a patch mounts it",
+        "torch-data-cache",
+        {"dataset": {"storageUri": "cache://x"}},
+        [
+            patch(
+                "dataset-initializer",
+                containers=[
+                    {
+                        "name": "dataset-initializer",
+                        "volumeMounts": [{"name": "initializer", "mountPath": "/workspace"}],
+                    }
+                ],
+            )
+        ],
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "initializer", "patches", "said"), [c[1:] for c in INIT_CASES], ids=[c[0] for c in INIT_CASES]
+)
+def test_jobset_validate_s_initializer_checks(
+    fixture: str, initializer: dict[str, Any], patches: list[dict[str, Any]], said: str | None
+) -> None:
+    """pkg/runtime/framework/plugins/jobset/jobset.go Validate, on the runtime as patched."""
+    rt = load_fixture(fixture)
+    tj = trainjob(copy.deepcopy(patches), runtime_name=rt["metadata"]["name"])
+    tj["spec"]["initializer"] = copy.deepcopy(initializer)
+    out = render([rt, tj])
+    found = [(p, m) for p, m in errors(out) if "jobset.go Validate" in m]
+    if said is None:
+        assert found == [], out.errors()
+    else:
+        ((path, message),) = found
+        assert path == "spec.runtimeRef" and said in message
+
+
+WEBHOOK_OFF = {"trainer.kubeflow.org/webhook-validation": "disabled"}
+WEBHOOK_SIDECAR = {"name": "loader", "resources": {"limits": {"memory": "2Gi"}}}
+
+
+def unvalidated(replicas: int | None, trainer_container: str) -> dict[str, Any]:
+    job = rjob("node", [container(trainer_container)], TRAINER_LABELS, init=[container("loader")])
+    if replicas is not None:
+        job["replicas"] = replicas
+    rt = runtime([job], {"torch": {}})
+    rt["metadata"]["labels"] = dict(WEBHOOK_OFF)
+    return rt
+
+
+@pytest.mark.parametrize(
+    ("replicas", "name", "said"),
+    [(2, "node", "has replicas 2"), (None, "trainer", "has no container 'node'"), (1, "node", None)],
+    ids=["two replicas", "no node container", "valid"],
+)
+def test_a_derived_runtime_passes_the_runtime_webhook(replicas: int | None, name: str, said: str | None) -> None:
+    """pkg/webhooks/trainingruntime_webhook.go validateReplicatedJobs runs on every derived runtime's
+    create: it never carries the label that let the base in."""
+    rt = unvalidated(replicas, name)
+    out = render([rt, trainjob([patch("node", initContainers=[copy.deepcopy(WEBHOOK_SIDECAR)])])])
+    found = [m for _, m in errors(out) if "validateReplicatedJobs" in m]
+    if said is None:
+        assert out.code == 0, out.errors()
+        return
+    (message,) = found
+    assert said in message and "webhook-validation: disabled" in message
+    assert out.of_kind("TrainingRuntime") == [], "nothing derived"
+    untouched = render([rt, trainjob([])])
+    assert untouched.code == 0, "without overrides nothing new is created: the base's label is the cluster's business"

@@ -32,7 +32,15 @@ from .checks.policy import evaluate
 from .checks.provenance import DERIVED_FROM, RUNTIME_REF, SYNC_WAVE, ProvenanceError, dump, has_provenance, old, restore
 from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.runtime_name import name_keyed_violations
-from .checks.validate import validate_container_site, validate_effective, validate_job_site, validate_managers
+from .checks.validate import (
+    claim_violations,
+    initializer_violations,
+    validate_container_site,
+    validate_effective,
+    validate_job_site,
+    validate_managers,
+    webhook_violations,
+)
 from .krm.resource_list import FileRef, Item, ResourceList, Result
 from .kube.merge import compose_patches, merge_requirements, without_nulls
 from .trainer.api import CLUSTER_RUNTIME_KIND, JOB_CHAIN, POD_CHAIN, RUNTIME_KINDS
@@ -223,7 +231,9 @@ def process_trainjob(item: Item, bundle: Bundle, config: FunctionConfig, memo: M
     topo = topology(entry.model, trainjob, sites, config.mode)
     memo = memo or Memo()
     found, effective = memo.validate(trainjob, per_node, entry, sites, config, topo)
-    outcome = Outcome(crd_violations(raw, config.mode) + found)
+    outcome = Outcome(
+        crd_violations(raw, config.mode) + initializer_violations(raw, entry.model, sites, entry.display) + found
+    )
     held = False
     if overrides and config.mode != "native" and not outcome.failed and work is not None and not _was_derived(item):
         plan = memo.plan(entry, effective, sites, topo)
@@ -272,6 +282,7 @@ def _validate(
     moved, problem = _moved(entry, sites, without_nulls(per_node), topo)
     for site in sites:
         out += validate_container_site(site, entry.jobs, display, config.trainer_resources, topo, moved)
+        out += claim_violations(site, entry.model, display)
     out += dropped_claims(entry.jobs, sites, per_node, topo)
     # Also under the default error: say why it proposes no resourcesPerNode.
     if problem is not None:
@@ -579,6 +590,11 @@ def _materialize(
                     "the bundle: rename that object (nothing was changed)",
                 )
             )
+            return
+        assert entry.model is not None
+        refused = webhook_violations(entry.model, entry.display, kind)
+        if refused:
+            outcome.violations += refused
             return
         derived = memo.derive(identity, entry, item.namespace, plan)
     if work is None:

@@ -1005,3 +1005,36 @@ def test_a_derived_runtime_passes_the_runtime_webhook(replicas: int | None, name
     assert out.of_kind("TrainingRuntime") == [], "nothing derived"
     untouched = render([rt, trainjob([])])
     assert untouched.code == 0, "without overrides nothing new is created: the base's label is the cluster's business"
+
+
+# trainjob_types.go: CEL self == oldSelf on spec.trainer. A move that changes resourcesPerNode of a
+# TrainJob that was rendered before (kpt write-back keeps the records) is refused by a cluster that has it.
+def test_a_move_on_a_rendered_trainjob_warns_that_spec_trainer_is_immutable() -> None:
+    move = config(trainerResources="moveToResourcesPerNode")
+    rt = torch_runtime({"numNodes": 1, "torch": {}})
+    loader = {"name": "loader", "resources": {"requests": {"memory": "2Gi"}}}
+    first = render([rt, trainjob([patch("node", initContainers=[loader])])], move)
+    assert first.code == 0, first.errors()
+    assert not [r for r in first.results if r["severity"] == "warning"]
+    again = render(first.items, move)
+    assert again.items == first.items and not [r for r in again.results if r["severity"] == "warning"]
+    edited = copy.deepcopy(first.items)
+    tj = next(i for i in edited if i["kind"] == "TrainJob")
+    tj["spec"]["runtimePatches"].append(
+        patch("node", "b.example.com/m", containers=[{"name": "node", "resources": {"limits": {"memory": "64Gi"}}}])
+    )
+    warned = render(edited, move)
+    assert warned.code == 0, warned.errors()
+    (warning,) = [r for r in warned.results if r["severity"] == "warning"]
+    assert "spec.trainer is immutable" in warning["message"]
+    assert (
+        warning["field"]["path"]
+        == JOBS.replace("[0]", "[1]", 1) + "[0].template.spec.template.spec.containers[0].resources"
+    )
+    fresh = render(
+        [rt, trainjob([patch("node", containers=[{"name": "node", "resources": {"limits": {"memory": "64Gi"}}}])])],
+        move,
+    )
+    assert fresh.code == 0 and not [r for r in fresh.results if r["severity"] == "warning"], (
+        "no records: nothing to compare"
+    )

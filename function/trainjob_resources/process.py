@@ -602,8 +602,11 @@ def _materialize(
         work = item.node
     removed = strip_resources(work)
     if trainer_sites:
-        moved = _moved(entry, trainer_sites, without_nulls(resources_per_node(trainjob)), topo)[0]
+        written = without_nulls(resources_per_node(trainjob))
+        moved = _moved(entry, trainer_sites, written, topo)[0]
         assert moved is not None  # _validate refused the patches that cannot move
+        if has_provenance(item.node) and _by_value(moved) != _by_value(written or {}):
+            outcome.violations.append(_trainer_changed(trainer_sites[0]))
         _move_to_resources_per_node(work, moved, outcome)
         removed = [r for r in removed if not any(r.container == s.name and r.job == s.job for s in trainer_sites)]
     if derived is not None:
@@ -635,6 +638,20 @@ def _ref_restored(item: Item) -> Violation:
         "to the one written: spec.runtimeRef is immutable (trainjob_types.go), so a cluster that has this "
         "TrainJob refuses the change: recreate the TrainJob (delete and apply; Argo CD: "
         "argocd.argoproj.io/sync-options: Force=true,Replace=true; README, Lifecycle on a live cluster)",
+        severity="warning",
+    )
+
+
+def _trainer_changed(site: ContainerSite) -> Violation:
+    """A move that changes spec.trainer of a TrainJob the function rendered before (its records say
+    so; without records, as under kustomize or Argo CD, the function cannot tell)."""
+    return Violation(
+        site.resources_path,
+        "this TrainJob was rendered before, and moving these resources changes its "
+        "spec.trainer.resourcesPerNode: spec.trainer is immutable (CEL self == oldSelf, trainjob_types.go, "
+        "suspended or not), so a cluster that has this TrainJob refuses the change: recreate the TrainJob "
+        "(delete and apply; Argo CD: argocd.argoproj.io/sync-options: Force=true,Replace=true; README, "
+        "Lifecycle on a live cluster)",
         severity="warning",
     )
 

@@ -73,8 +73,8 @@ def reader_differs(runtime: RuntimeSpec, jobs: Mapping[str, JobInfo], topo: Topo
         f"Kubeflow Trainer merges resourcesPerNode into the node container of replicated job {trainers} "
         f"(newRuntimeInfo), but its plugins read resourcesPerNode in place of the node container of "
         f"replicated job {job!r} (ExtractResourcePerNodeFromRuntime, pkg/runtime/runtime.go): a resourcesPerNode "
-        f"carrying {job!r}'s GPUs and cpu would give them to {trainers} too, and one without them would change "
-        f"what the plugins count for {job!r} (devices, slots, processes per node); size these containers in the "
+        f"carrying the GPUs and cpu of {job!r} would give them to {trainers} too, and one without them would "
+        f"change what the plugins count for {job!r} (devices, slots, processes per node); size these containers in the "
         "runtime, or set mlPolicy.mpi.runLauncherAsNode where the launcher is meant to be a node"
     )
 

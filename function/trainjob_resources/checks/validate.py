@@ -1,9 +1,15 @@
 """Validation of a TrainJob's runtimePatches against its unpatched runtime and Kubernetes' rules.
 
 Upstream: ``pkg/runtime/framework/plugins/jobset/jobset.go`` ``Validate`` (``IsDomainPrefixedPath``
-on each manager, replicated jobs and containers that exist in the runtime, no env for the
-``node``/initializer containers), the TrainJob CRD (``pkg/apis/trainer/v1alpha1/trainjob_types.go``,
-see ``crd_rules``), and Kubernetes' ResourceRequirements rules (``resource_rules``).
+on each manager, no env for the ``node``/initializer containers, the initializer jobs a TrainJob
+with ``spec.initializer`` needs), the TrainJob CRD (``pkg/apis/trainer/v1alpha1/trainjob_types.go``,
+see ``crd_rules``), the runtime webhook (``pkg/webhooks/trainingruntime_webhook.go``
+``validateReplicatedJobs``) and Kubernetes' ResourceRequirements rules (``resource_rules``).
+
+Stricter than upstream on purpose: ``Validate`` checks that patched jobs and containers exist in
+the *merged* spec (``ValidateObjects``, ``pkg/runtime/core/trainingruntime.go``, runs
+``newRuntimeInfo``, whose ``mergeRuntimePatches`` has added them already), so it admits a misspelt
+name; here they must exist in the unpatched runtime, in the list the patch names.
 """
 
 from __future__ import annotations

@@ -58,6 +58,7 @@ started=${SECONDS}
 step() { printf '== make cluster (%ss): %s\n' "$((SECONDS - started))" "$*"; }
 mkdir -p "${cache_root}"
 tmp="$(mktemp -d "${cache_root}/.build-XXXXXX")"
+chmod 755 "${tmp}"
 trap 'chmod -R u+w "${tmp}" 2>/dev/null; rm -rf "${tmp}"' EXIT
 mkdir -p "${tmp}/bin" "${tmp}/crds" "${tmp}/webhook"
 build=(go build -p 2 -trimpath -buildvcs=false)

@@ -19,7 +19,7 @@ from trainjob_resources.trainer.sites import container_sites
 from trainjob_resources.trainer.topology import smp_order, topology
 from trainjob_resources.yamltext.yamlnodes import from_python
 
-from tests.support import kubectl_patch, render
+from tests.support import kubectl_patch, load_fixture, render
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 TRAINER_LABELS = {ANCESTOR: "trainer"}
@@ -283,55 +283,78 @@ def test_a_runtime_without_ml_policy_has_no_trainer_container() -> None:
 # and GetNumGPUPerNode; plugins/torch/torch.go EnforceMLPolicy (getNumCPUPerNode), torchtune.go getRecipeAndConfig,
 # plugins/mpi/mpi.go EnforceMLPolicy, plugins/xgboost/xgboost.go: resourcesPerNode replaces the node container's.
 RUNTIME_NODE: dict[str, Any] = {
-    "claims": [{"name": "rdma"}],
     "limits": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": 4, "example.com/fpga": 1},
     "requests": {"amd.com/gpu": 1},
 }
-MOVE_CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None, Any]] = [
+MOVE_CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None, list[str], Any]] = [
     (
         "the runtime's GPU and cpu keys are carried over",
         [{"limits": {"memory": "64Gi"}}],
         None,
+        [],
         {"limits": {"cpu": "8", "nvidia.com/gpu": 4, "memory": "64Gi"}, "requests": {"amd.com/gpu": 1}},
     ),
     (
         "the patch's own values win",
         [{"limits": {"nvidia.com/gpu": 8, "cpu": "16"}}],
         None,
+        [],
         {"limits": {"nvidia.com/gpu": 8, "cpu": "16"}, "requests": {"amd.com/gpu": 1}},
     ),
     (
         "a resourcesPerNode the user wrote is what the plugins read already: nothing is carried",
         [{"limits": {"memory": "64Gi"}}],
         {"limits": {"cpu": "4"}},
+        [],
         {"limits": {"memory": "64Gi", "cpu": "4"}},
     ),
-    ("a deletion cannot move", [{"limits": {"memory": None}}], None, None),
-    # A patch's claims replace the container's list; resourcesPerNode merges them by name.
-    ("claims that drop the runtime's cannot move", [{"claims": [{"name": "nic"}]}], None, None),
+    ("a deletion cannot move", [{"limits": {"memory": None}}], None, [], None),
+    # newRuntimeInfo rebuilds the trainer container's resources from limits and requests only: with
+    # resourcesPerNode set, its claims (the runtime's, the patch's, resourcesPerNode's) are gone.
+    ("a patch's claims cannot move", [{"claims": [{"name": "nic"}]}], None, [], None),
     (
-        "claims that keep the runtime's move",
+        "claims that keep the runtime's cannot move",
         [{"claims": [{"name": "rdma"}, {"name": "nic"}]}],
         None,
-        {
-            "limits": {"cpu": "8", "nvidia.com/gpu": 4},
-            "requests": {"amd.com/gpu": 1},
-            "claims": [{"name": "rdma"}, {"name": "nic"}],
-        },
+        ["rdma"],
+        None,
     ),
-    ("$patch: replace cannot move", [{"limits": {"$patch": "replace", "memory": "1Gi"}}], None, None),
+    (
+        "a move that creates resourcesPerNode drops the runtime's claims",
+        [{"limits": {"memory": "1Gi"}}],
+        None,
+        ["rdma"],
+        None,
+    ),
+    (
+        "the runtime's claims are gone already under a written resourcesPerNode",
+        [{"limits": {"memory": "1Gi"}}],
+        {"limits": {"cpu": "4"}},
+        ["rdma"],
+        {"limits": {"memory": "1Gi", "cpu": "4"}},
+    ),
+    (
+        "claims: [] removes the runtime's: it moves",
+        [{"claims": [], "limits": {"cpu": "1"}}],
+        None,
+        ["rdma"],
+        {"limits": {"cpu": "1", "nvidia.com/gpu": 4}, "requests": {"amd.com/gpu": 1}},
+    ),
+    ("$patch: replace cannot move", [{"limits": {"$patch": "replace", "memory": "1Gi"}}], None, [], None),
 ]
 
 
 @pytest.mark.parametrize(
-    ("patches", "existing", "expected"), [c[1:] for c in MOVE_CASES], ids=[c[0] for c in MOVE_CASES]
+    ("patches", "existing", "claims", "expected"), [c[1:] for c in MOVE_CASES], ids=[c[0] for c in MOVE_CASES]
 )
 def test_moved_resources_keep_what_the_plugins_read(
-    patches: list[dict[str, Any]], existing: dict[str, Any] | None, expected: Any
+    patches: list[dict[str, Any]], existing: dict[str, Any] | None, claims: list[str], expected: Any
 ) -> None:
-    moved, problem = moved_resources(patches, existing, RUNTIME_NODE)
+    moved, problem = moved_resources(patches, existing, RUNTIME_NODE, claims)
     assert moved == expected
     assert (problem is None) == (expected is not None)
+    if problem is not None and expected is None and "claims" in str(patches) + str(claims):
+        assert "newRuntimeInfo" in problem and "limits and requests only" in problem
 
 
 def test_the_default_error_proposes_what_moving_writes() -> None:
@@ -708,10 +731,13 @@ CLAIM_PATCHES = [{"claims": [{"name": "nic", "request": "b"}]}, {"limits": {"cpu
 
 
 def claimed_runtime() -> dict[str, Any]:
-    return runtime(
+    rt = runtime(
         [rjob("node", [container("node")], TRAINER_LABELS, init=[container("loader", copy.deepcopy(CLAIMED))])],
         {"torch": {}},
     )
+    pod = rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "g"}, {"name": "nic", "resourceClaimName": "n"}]
+    return rt
 
 
 @pytest.mark.kubectl
@@ -756,3 +782,261 @@ def test_native_claims_are_replaced() -> None:
     topo = topology(entry.model, tj, sites, "native")
     effective = effective_resources(entry.jobs, sites, None, topo, native=True)
     assert effective[("node", "initContainers", "loader")].requirements["claims"] == [{"name": "nic", "request": "b"}]
+
+
+# Where upstream reads resourcesPerNode and where it merges it differ. pkg/runtime/runtime.go
+# ExtractResourcePerNodeFromRuntime reads the node container of the first job *named* node or
+# trainer-labelled; pkg/runtime/core/trainingruntime.go newRuntimeInfo merges resourcesPerNode only
+# into the trainer containers. On an MPI runtime without runLauncherAsNode the first is the
+# workers' job, the second the launcher's: a move would hand the workers' GPUs to the launcher.
+LAUNCHER_PATCH = patch("launcher", containers=[{"name": "node", "resources": {"requests": {"memory": "4Gi"}}}])
+
+
+@pytest.mark.parametrize("mode", ["error", "moveToResourcesPerNode"])
+def test_a_move_is_refused_where_upstream_reads_another_container(mode: str) -> None:
+    out = render(
+        [deepspeed(launcher_as_node=False), trainjob([copy.deepcopy(LAUNCHER_PATCH)])], config(trainerResources=mode)
+    )
+    assert out.code == 1
+    ((path, message),) = [(p, m) for p, m in errors(out) if "cannot be moved" in m]
+    assert path == f"{PODSPEC}.containers[0].resources"
+    assert "ExtractResourcePerNodeFromRuntime" in message and "'node'" in message and "'launcher'" in message
+    assert "runLauncherAsNode" in message
+    assert out.named("TrainJob", "tj").get("spec", {}).get("trainer") is None, "nothing is moved"
+    (sized,) = [r for r in out.errors() if "is sized by" in r["message"]] or [None]
+    if mode == "error":
+        assert sized is not None and "proposedValue" not in sized["field"], (
+            "no proposal that sizes the launcher with 2 GPUs"
+        )
+
+
+def test_upstream_reads_the_first_node_container_even_without_resources() -> None:
+    """ExtractResourcePerNodeFromRuntime returns the first match: a typed container's resources are
+    never nil once pkg/apply/apply.go FromTypedObjWithFields has converted it, so an empty trainer
+    container is read as empty, and a later job named node is not read."""
+    rt = runtime(
+        [
+            rjob("trainer", [container("node")], TRAINER_LABELS),
+            rjob("node", [container("node", {"limits": {"nvidia.com/gpu": 8, "cpu": "16"}})]),
+        ],
+        {"torch": {}},
+    )
+    tj = trainjob([patch("trainer", containers=[{"name": "node", "resources": {"limits": {"memory": "4Gi"}}}])])
+    out = render([rt, tj], config(trainerResources="moveToResourcesPerNode"))
+    assert out.code == 0, out.errors()
+    assert out.named("TrainJob", "tj")["spec"]["trainer"]["resourcesPerNode"] == {"limits": {"memory": "4Gi"}}
+
+
+def claimed_trainer_runtime() -> dict[str, Any]:
+    rt = runtime(
+        [
+            rjob(
+                "node",
+                [container("node", {"limits": {"nvidia.com/gpu": 1}, "claims": [{"name": "nic"}]})],
+                TRAINER_LABELS,
+            )
+        ],
+        {"torch": {}},
+    )
+    pod = rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod["resourceClaims"] = [{"name": "nic", "resourceClaimTemplateName": "rdma-nic"}]
+    return rt
+
+
+def test_resources_per_node_drops_the_trainer_container_s_claims() -> None:
+    """newRuntimeInfo sets the trainer container's resources to the merged limits and requests only."""
+    per_node = {"limits": {"memory": "8Gi"}, "claims": [{"name": "nic"}]}
+    out = render([claimed_trainer_runtime(), trainjob([], {"resourcesPerNode": per_node})])
+    assert out.code == 0, out.errors()
+    said = {(r["field"]["path"], r["severity"]) for r in out.results if "claims" in r["message"] and "field" in r}
+    assert said == {("spec.trainer.resourcesPerNode", "warning"), ("spec.trainer.resourcesPerNode.claims", "warning")}
+    tj, _ = parse_trainjob(trainjob([], {"resourcesPerNode": per_node}))
+    spec, _ = parse_runtime(claimed_trainer_runtime())
+    assert tj is not None and spec is not None
+    (entry,) = index([Item(from_python(claimed_trainer_runtime()))]).runtimes.values()
+    effective = effective_resources(entry.jobs, [], per_node, topology(spec, tj, [], "materialize"))
+    assert effective[("node", "containers", "node")].requirements == {"limits": {"nvidia.com/gpu": 1, "memory": "8Gi"}}
+    shown = explain([claimed_trainer_runtime(), trainjob([], {"resourcesPerNode": per_node})])
+    (node,) = shown["replicatedJobs"][0]["containers"]
+    assert node["claimsDroppedByResourcesPerNode"] == ["nic"] and "claims" not in node
+
+
+@pytest.mark.parametrize(
+    "resources",
+    [{"limits": {"memory": "4Gi"}}, {"limits": {"memory": "4Gi"}, "claims": [{"name": "nic"}]}],
+    ids=["keeps the runtime's claims", "claims of its own"],
+)
+def test_a_move_that_would_drop_claims_is_refused(resources: dict[str, Any]) -> None:
+    tj = trainjob([patch("node", containers=[{"name": "node", "resources": resources}])])
+    out = render([claimed_trainer_runtime(), tj], config(trainerResources="moveToResourcesPerNode"))
+    assert out.code == 1
+    ((_, message),) = [(p, m) for p, m in errors(out) if "cannot be moved" in m]
+    assert "claims nic" in message and "newRuntimeInfo" in message
+
+
+# What the cluster refuses and the function must too (issue 22).
+def test_a_patched_claim_must_name_one_of_the_pod_s_resource_claims() -> None:
+    """Kubernetes' pod validation: a container claim names an entry of pod.spec.resourceClaims,
+    which a PodSpecPatch cannot add (pkg/apis/trainer/v1alpha1/trainjob_types.go PodSpecPatch)."""
+    claim = {"name": "loader", "resources": {"claims": [{"name": "gpu"}, {"name": "fpga"}]}}
+    out = render([claimed_runtime(), trainjob([patch("node", initContainers=[claim])])])
+    assert out.code == 1
+    ((path, message),) = errors(out)
+    assert path == f"{PODSPEC}.initContainers[0].resources.claims[1].name"
+    assert "resourceClaims" in message and "gpu, nic" in message
+
+
+SPEC_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    ("managedBy outside the enum", {"managedBy": "example.com/mine"}, "spec.managedBy"),
+    ("managedBy: kueue", {"managedBy": "kueue.x-k8s.io/multikueue"}, None),
+    ("managedBy: the trainer's", {"managedBy": "trainer.kubeflow.org/trainjob-controller"}, None),
+    ("activeDeadlineSeconds 0", {"activeDeadlineSeconds": 0}, "spec.activeDeadlineSeconds"),
+    ("activeDeadlineSeconds 1", {"activeDeadlineSeconds": 1}, None),
+    (
+        "storageUri without a scheme",
+        {"initializer": {"model": {"storageUri": "hf//x"}}},
+        "spec.initializer.model.storageUri",
+    ),
+    ("storageUri with a newline", {"initializer": {"dataset": {"storageUri": "hf://a\n"}}}, None),
+    ("storageUri empty", {"initializer": {"dataset": {"storageUri": ""}}}, None),
+    ("storageUri hf://", {"initializer": {"dataset": {"storageUri": "hf://org/ds"}}}, None),
+    (
+        "storageUri too long",
+        {"initializer": {"dataset": {"storageUri": "s3://" + "a" * 2044}}},
+        "spec.initializer.dataset.storageUri",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "path"), [c[1:] for c in SPEC_CASES], ids=[c[0] for c in SPEC_CASES])
+def test_the_trainjob_crd_s_enum_minimum_and_cel_rules(spec: dict[str, Any], path: str | None) -> None:
+    """pkg/apis/trainer/v1alpha1/trainjob_types.go: managedBy's CEL enum, activeDeadlineSeconds' Minimum,
+    the initializers' storageUri CEL rule and MaxLength."""
+    rt = load_fixture("torchtune")  # its initializers mount the volume "initializer", as upstream's do
+    tj = trainjob([], runtime_name=rt["metadata"]["name"])
+    tj["spec"].update(copy.deepcopy(spec))
+    out = render([rt, tj])
+    assert [p for p, _ in errors(out)] == ([path] if path else [])
+
+
+INIT_CASES: list[tuple[str, str, dict[str, Any], list[dict[str, Any]], str | None]] = [
+    (
+        "no dataset-initializer job",
+        "torch-plain",
+        {"dataset": {"storageUri": "hf://a/b"}},
+        [],
+        "must have dataset-initializer job",
+    ),
+    ("the runtime has it, mounted", "torchtune", {"dataset": {}, "model": {}}, [], None),
+    ("mounted under another name", "torch-initializers", {"model": {}}, [], "in container model-initializer"),
+    (
+        "the container does not mount the volume",
+        "torch-data-cache",
+        {"dataset": {"storageUri": "cache://x"}},
+        [],
+        "must have volumeMount with name - initializer",
+    ),
+    (
+        "a patch mounts it",
+        "torch-data-cache",
+        {"dataset": {"storageUri": "cache://x"}},
+        [
+            patch(
+                "dataset-initializer",
+                containers=[
+                    {
+                        "name": "dataset-initializer",
+                        "volumeMounts": [{"name": "initializer", "mountPath": "/workspace"}],
+                    }
+                ],
+            )
+        ],
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "initializer", "patches", "said"), [c[1:] for c in INIT_CASES], ids=[c[0] for c in INIT_CASES]
+)
+def test_jobset_validate_s_initializer_checks(
+    fixture: str, initializer: dict[str, Any], patches: list[dict[str, Any]], said: str | None
+) -> None:
+    """pkg/runtime/framework/plugins/jobset/jobset.go Validate, on the runtime as patched."""
+    rt = load_fixture(fixture)
+    tj = trainjob(copy.deepcopy(patches), runtime_name=rt["metadata"]["name"])
+    tj["spec"]["initializer"] = copy.deepcopy(initializer)
+    out = render([rt, tj])
+    found = [(p, m) for p, m in errors(out) if "jobset.go Validate" in m]
+    if said is None:
+        assert found == [], out.errors()
+    else:
+        ((path, message),) = found
+        assert path == "spec.runtimeRef" and said in message
+
+
+WEBHOOK_OFF = {"trainer.kubeflow.org/webhook-validation": "disabled"}
+WEBHOOK_SIDECAR = {"name": "loader", "resources": {"limits": {"memory": "2Gi"}}}
+
+
+def unvalidated(replicas: int | None, trainer_container: str) -> dict[str, Any]:
+    job = rjob("node", [container(trainer_container)], TRAINER_LABELS, init=[container("loader")])
+    if replicas is not None:
+        job["replicas"] = replicas
+    rt = runtime([job], {"torch": {}})
+    rt["metadata"]["labels"] = dict(WEBHOOK_OFF)
+    return rt
+
+
+@pytest.mark.parametrize(
+    ("replicas", "name", "said"),
+    [(2, "node", "has replicas 2"), (None, "trainer", "has no container 'node'"), (1, "node", None)],
+    ids=["two replicas", "no node container", "valid"],
+)
+def test_a_derived_runtime_passes_the_runtime_webhook(replicas: int | None, name: str, said: str | None) -> None:
+    """pkg/webhooks/trainingruntime_webhook.go validateReplicatedJobs runs on every derived runtime's
+    create: it never carries the label that let the base in."""
+    rt = unvalidated(replicas, name)
+    out = render([rt, trainjob([patch("node", initContainers=[copy.deepcopy(WEBHOOK_SIDECAR)])])])
+    found = [m for _, m in errors(out) if "validateReplicatedJobs" in m]
+    if said is None:
+        assert out.code == 0, out.errors()
+        return
+    (message,) = found
+    assert said in message and "webhook-validation: disabled" in message
+    assert out.of_kind("TrainingRuntime") == [], "nothing derived"
+    untouched = render([rt, trainjob([])])
+    assert untouched.code == 0, "without overrides nothing new is created: the base's label is the cluster's business"
+
+
+# trainjob_types.go: CEL self == oldSelf on spec.trainer. A move that changes resourcesPerNode of a
+# TrainJob that was rendered before (kpt write-back keeps the records) is refused by a cluster that has it.
+def test_a_move_on_a_rendered_trainjob_warns_that_spec_trainer_is_immutable() -> None:
+    move = config(trainerResources="moveToResourcesPerNode")
+    rt = torch_runtime({"numNodes": 1, "torch": {}})
+    loader = {"name": "loader", "resources": {"requests": {"memory": "2Gi"}}}
+    first = render([rt, trainjob([patch("node", initContainers=[loader])])], move)
+    assert first.code == 0, first.errors()
+    assert not [r for r in first.results if r["severity"] == "warning"]
+    again = render(first.items, move)
+    assert again.items == first.items and not [r for r in again.results if r["severity"] == "warning"]
+    edited = copy.deepcopy(first.items)
+    tj = next(i for i in edited if i["kind"] == "TrainJob")
+    tj["spec"]["runtimePatches"].append(
+        patch("node", "b.example.com/m", containers=[{"name": "node", "resources": {"limits": {"memory": "64Gi"}}}])
+    )
+    warned = render(edited, move)
+    assert warned.code == 0, warned.errors()
+    (warning,) = [r for r in warned.results if r["severity"] == "warning"]
+    assert "spec.trainer is immutable" in warning["message"]
+    assert (
+        warning["field"]["path"]
+        == JOBS.replace("[0]", "[1]", 1) + "[0].template.spec.template.spec.containers[0].resources"
+    )
+    fresh = render(
+        [rt, trainjob([patch("node", containers=[{"name": "node", "resources": {"limits": {"memory": "64Gi"}}}])])],
+        move,
+    )
+    assert fresh.code == 0 and not [r for r in fresh.results if r["severity"] == "warning"], (
+        "no records: nothing to compare"
+    )

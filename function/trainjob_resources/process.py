@@ -31,13 +31,28 @@ from .checks.policy import evaluate
 from .checks.provenance import DERIVED_FROM, SYNC_WAVE, ProvenanceError, dump, has_provenance, old, restore
 from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.runtime_name import name_keyed_violations
-from .checks.validate import validate_container_site, validate_effective, validate_job_site, validate_managers
+from .checks.validate import (
+    claim_violations,
+    initializer_violations,
+    validate_container_site,
+    validate_effective,
+    validate_job_site,
+    validate_managers,
+    webhook_violations,
+)
 from .krm.resource_list import FileRef, Item, ResourceList, Result
 from .kube.merge import compose_patches, merge_requirements, without_nulls
 from .trainer.api import CLUSTER_RUNTIME_KIND, JOB_CHAIN, POD_CHAIN, RUNTIME_KINDS
 from .trainer.crd_rules import crd_violations
 from .trainer.effective import ContainerKey, Effective, effective_resources
-from .trainer.per_node import ignored_per_node, moved_resources, pruned_nulls, runtime_node_resources
+from .trainer.per_node import (
+    dropped_claims,
+    ignored_per_node,
+    moved_resources,
+    pruned_nulls,
+    reader_differs,
+    runtime_node_resources,
+)
 from .trainer.runtime_view import TRAINER_CONTAINER
 from .trainer.sites import ContainerSite, container_sites, job_sites
 from .trainer.topology import Topology, topology
@@ -245,7 +260,11 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
     topo = topology(entry.model, trainjob, sites, config.mode)
     memo = memo or Memo()
     found, effective = memo.validate(trainjob, per_node, entry, sites, config, topo)
-    outcome = Outcome(crd_violations(raw, config.mode, _may_have_directives(item)) + found)
+    outcome = Outcome(
+        crd_violations(raw, config.mode, _may_have_directives(item))
+        + initializer_violations(raw, entry.model, sites, entry.display)
+        + found
+    )
     if not outcome.failed:
         outcome.violations += memo.evaluate(trainjob, per_node, item.namespace, entry, sites, bundle, config, topo)
     if outcome.failed:
@@ -293,8 +312,10 @@ def _validate(
     moved, problem = _moved(entry, sites, without_nulls(per_node), topo)
     for site in sites:
         out += validate_container_site(site, entry.jobs, display, config.trainer_resources, topo, moved)
-    # Several trainer containers: say why the default error proposes no resourcesPerNode either.
-    if problem is not None and (config.trainer_resources == "moveToResourcesPerNode" or len(topo.trainers) > 1):
+        out += claim_violations(site, entry.model, display)
+    out += dropped_claims(entry.jobs, sites, per_node, topo)
+    # Also under the default error: say why it proposes no resourcesPerNode.
+    if problem is not None:
         first = next(s for s in sites if s.resources is not None and topo.is_trainer(*s.key))
         out.append(Violation(first.resources_path, f"cannot be moved to spec.trainer.resourcesPerNode: {problem}"))
     if any(v.severity == "error" for v in out):
@@ -587,14 +608,22 @@ def _materialize(
                 )
             )
             return
+        assert entry.model is not None
+        refused = webhook_violations(entry.model, entry.display, kind)
+        if refused:
+            outcome.violations += refused
+            return
         derived = memo.derive(identity, entry, item.namespace, plan)
     if work is None:
         assert isinstance(item.node, MappingNode)
         work = item.node
     removed = strip_resources(work)
     if trainer_sites:
-        moved = _moved(entry, trainer_sites, without_nulls(resources_per_node(trainjob)), topo)[0]
+        written = without_nulls(resources_per_node(trainjob))
+        moved = _moved(entry, trainer_sites, written, topo)[0]
         assert moved is not None  # _validate refused the patches that cannot move
+        if has_provenance(item.node) and _by_value(moved) != _by_value(written or {}):
+            outcome.violations.append(_trainer_changed(trainer_sites[0]))
         _move_to_resources_per_node(work, moved, outcome)
         removed = [r for r in removed if not any(r.container == s.name and r.job == s.job for s in trainer_sites)]
     if derived is not None:
@@ -616,6 +645,20 @@ _RECREATE = (
     "change: recreate the TrainJob (delete and apply; Argo CD: argocd.argoproj.io/sync-options: "
     "Force=true,Replace=true; README, Lifecycle on a live cluster)"
 )
+
+
+def _trainer_changed(site: ContainerSite) -> Violation:
+    """A move that changes spec.trainer of a TrainJob the function rendered before (its records say
+    so; without records, as under kustomize or Argo CD, the function cannot tell)."""
+    return Violation(
+        site.resources_path,
+        "this TrainJob was rendered before, and moving these resources changes its "
+        "spec.trainer.resourcesPerNode: spec.trainer is immutable (CEL self == oldSelf, trainjob_types.go, "
+        "suspended or not), so a cluster that has this TrainJob refuses the change: recreate the TrainJob "
+        "(delete and apply; Argo CD: argocd.argoproj.io/sync-options: Force=true,Replace=true; README, "
+        "Lifecycle on a live cluster)",
+        severity="warning",
+    )
 
 
 def _ref_name(node: Node | None) -> tuple[str, str]:
@@ -678,10 +721,16 @@ def _moved(
     patches = [s.resources for s in sites if s.resources is not None and topo.is_trainer(*s.key)]
     if not patches:
         return None, None
-    differ = _trainers_differ(entry, sites, topo)
+    differ = reader_differs(entry.model, entry.jobs, topo) or _trainers_differ(entry, sites, topo)
     if differ is not None:
         return None, differ
-    return moved_resources(patches, per_node, runtime_node_resources(entry.model, entry.jobs, topo))
+    claims = []
+    for job in sorted(topo.trainers):
+        info = entry.jobs.get(job)
+        container = info.containers.get(("containers", TRAINER_CONTAINER)) if info else None
+        for claim in (container.resources.get("claims") if container is not None else None) or []:
+            claims.append(str(claim.get("name")) if isinstance(claim, dict) else str(claim))
+    return moved_resources(patches, per_node, runtime_node_resources(entry.model, entry.jobs, topo), claims)
 
 
 def _trainers_differ(entry: RuntimeEntry, sites: list[ContainerSite], topo: Topology) -> str | None:

@@ -64,7 +64,17 @@ class ContainerDefaults(Record):
 
 
 class ContainerView(MutableRecord):
-    __slots__ = ("container_list", "index", "limits", "name", "requests", "resources_path", "role")
+    __slots__ = (
+        "claims",
+        "container_list",
+        "dropped_claims",
+        "index",
+        "limits",
+        "name",
+        "requests",
+        "resources_path",
+        "role",
+    )
 
     def __init__(
         self,
@@ -83,6 +93,8 @@ class ContainerView(MutableRecord):
         self.requests = {} if requests is None else requests
         self.limits = {} if limits is None else limits
         self.resources_path = resources_path
+        self.claims: list[str] = []  # the container's effective claims, by name
+        self.dropped_claims: list[str] = []  # dropped by upstream under resourcesPerNode (newRuntimeInfo)
 
     def section(self, section: Section) -> dict[str, Value]:
         return self.requests if section == "requests" else self.limits
@@ -246,6 +258,9 @@ def _container(
     patched = [s.path for s in effective.patched_by if s.path]
     view = ContainerView(info.name, info.container_list, info.index, info.role)
     view.resources_path = patched[-1] if patched else None
+    claims = effective.requirements.get("claims")
+    view.claims = [str(c.get("name")) for c in claims if isinstance(c, Mapping)] if isinstance(claims, list) else []
+    view.dropped_claims = list(effective.dropped_claims)
     for section in SECTIONS:
         values = effective.requirements.get(section)
         for name, raw in values.items() if isinstance(values, Mapping) else ():
@@ -407,6 +422,8 @@ def _trainjob_json(view: TrainJobView) -> dict[str, Any]:
                             section: {n: c.section(section)[n].source for n in sorted(c.section(section))}
                             for section in SECTIONS
                         },
+                        **({"claims": c.claims} if c.claims else {}),
+                        **({"claimsDroppedByResourcesPerNode": c.dropped_claims} if c.dropped_claims else {}),
                     }
                     for c in job.containers
                 ],

@@ -1,9 +1,15 @@
 """Validation of a TrainJob's runtimePatches against its unpatched runtime and Kubernetes' rules.
 
 Upstream: ``pkg/runtime/framework/plugins/jobset/jobset.go`` ``Validate`` (``IsDomainPrefixedPath``
-on each manager, replicated jobs and containers that exist in the runtime, no env for the
-``node``/initializer containers), the TrainJob CRD (``pkg/apis/trainer/v1alpha1/trainjob_types.go``,
-see ``crd_rules``), and Kubernetes' ResourceRequirements rules (``resource_rules``).
+on each manager, no env for the ``node``/initializer containers, the initializer jobs a TrainJob
+with ``spec.initializer`` needs), the TrainJob CRD (``pkg/apis/trainer/v1alpha1/trainjob_types.go``,
+see ``crd_rules``), the runtime webhook (``pkg/webhooks/trainingruntime_webhook.go``
+``validateReplicatedJobs``) and Kubernetes' ResourceRequirements rules (``resource_rules``).
+
+Stricter than upstream on purpose: ``Validate`` checks that patched jobs and containers exist in
+the *merged* spec (``ValidateObjects``, ``pkg/runtime/core/trainingruntime.go``, runs
+``newRuntimeInfo``, whose ``mergeRuntimePatches`` has added them already), so it admits a misspelt
+name; here they must exist in the unpatched runtime, in the list the patch names.
 """
 
 from __future__ import annotations
@@ -14,7 +20,14 @@ from typing import Any
 
 from ..kube.resource_rules import default_requests, validate_resource_requirements
 from ..trainer.effective import Effective, Source
-from ..trainer.runtime_view import RESERVED_ENV_CONTAINERS, JobInfo
+from ..trainer.runtime_view import (
+    ANCESTOR_LABEL,
+    RESERVED_ENV_CONTAINERS,
+    TRAINER_ANCESTOR,
+    TRAINER_CONTAINER,
+    JobInfo,
+    RuntimeSpec,
+)
 from ..trainer.sites import ContainerSite, JobPatchSite
 from ..trainer.topology import Topology
 from ..values import fieldpath
@@ -179,3 +192,112 @@ def _at(violation: Violation, path: str, context: str | None) -> Violation:
 
 def describe_sources(sources: list[Source]) -> str:
     return ", ".join(s.label for s in sources)
+
+
+# pkg/webhooks/trainingruntime_webhook.go validateReplicatedJobs: the container each ancestor's job must have.
+_REQUIRED_CONTAINERS = {
+    TRAINER_ANCESTOR: TRAINER_CONTAINER,
+    "model-initializer": "model-initializer",
+    "dataset-initializer": "dataset-initializer",
+}
+INITIALIZER_VOLUME = "initializer"  # pkg/runtime/framework/plugins/jobset/constants/constants.go
+
+
+def webhook_violations(runtime: RuntimeSpec, base_display: str, kind: str) -> list[Violation]:
+    """What the runtime webhooks refuse on create (``validateReplicatedJobs``,
+    ``pkg/webhooks/trainingruntime_webhook.go``, also run by ``clustertrainingruntime_webhook.go``):
+    a job labelled trainer or initializer with ``replicas`` other than 1 (the CRD defaults it to 1),
+    or without its required container. A derived runtime keeps the base's jobs and labels but never
+    the label ``trainer.kubeflow.org/webhook-validation: disabled``, so a base that only passed with
+    it makes a derived runtime the cluster refuses."""
+    out: list[Violation] = []
+    for job in runtime.replicated_jobs:
+        ancestor = job.labels.get(ANCESTOR_LABEL)
+        required = _REQUIRED_CONTAINERS.get(ancestor) if ancestor is not None else None
+        if required is None:
+            continue
+        why = (
+            f"the derived {kind} would be refused by Kubeflow Trainer's runtime webhook (validateReplicatedJobs, "
+            f"pkg/webhooks/trainingruntime_webhook.go): replicated job {job.name!r} of {base_display}, labelled "
+            f"{ANCESTOR_LABEL}: {ancestor}"
+        )
+        replicas = 1 if job.replicas is None else job.replicas
+        if replicas != 1:
+            out.append(Violation("spec.runtimeRef", f"{why}, has replicas {replicas}: it must always be 1"))
+        if all(c.name != required for c in job.containers):
+            out.append(Violation("spec.runtimeRef", f"{why}, has no container {required!r}, which it must have"))
+    if out:
+        out[-1] = Violation(
+            out[-1].path,
+            out[-1].message + " (the label trainer.kubeflow.org/webhook-validation: disabled, which a derived "
+            "runtime never carries, is what let the base in): fix the base runtime",
+        )
+    return out
+
+
+def initializer_violations(
+    trainjob: Mapping[str, Any], runtime: RuntimeSpec, sites: list[ContainerSite], display: str
+) -> list[Violation]:
+    """``pkg/runtime/framework/plugins/jobset/jobset.go`` ``Validate``: a TrainJob with
+    ``spec.initializer.dataset`` (``model``) needs a replicated job ``dataset-initializer``
+    (``model-initializer``) with a container of that name that mounts the volume ``initializer``,
+    in the runtime as the TrainJob's patches make it (ContainerPatch ``volumeMounts`` count)."""
+    initializer = (trainjob.get("spec") or {}).get("initializer")
+    if not isinstance(initializer, Mapping):
+        return []
+    out: list[Violation] = []
+    jobs = {job.name: job for job in runtime.replicated_jobs}
+    for key, name in (("dataset", "dataset-initializer"), ("model", "model-initializer")):
+        if initializer.get(key) is None:
+            continue
+        job = jobs.get(name)
+        container = next((c for c in job.containers if c.name == name), None) if job is not None else None
+        if job is None:
+            problem = f"must have {name} job when trainJob is configured with input {key}Config"
+        elif container is None:
+            problem = f"must have container with name - {name} in the {name} job"
+        else:
+            mounts = set(container.mounts)
+            for site in sites:
+                if site.job == name and site.container_list == "containers" and site.name == name:
+                    mounts |= {str(m.get("name")) for m in site.patch.volume_mounts or [] if isinstance(m, Mapping)}
+            if INITIALIZER_VOLUME in mounts:
+                continue
+            problem = f"must have volumeMount with name - {INITIALIZER_VOLUME} in container {name} of the {name} job"
+        out.append(
+            Violation(
+                "spec.runtimeRef",
+                f"{display} {problem} (spec.initializer.{key} is set; jobset.go Validate, "
+                "pkg/runtime/framework/plugins/jobset/jobset.go)",
+            )
+        )
+    return out
+
+
+def claim_violations(site: ContainerSite, runtime: RuntimeSpec, display: str) -> list[Violation]:
+    """A patched container claim must name an entry of the pod's ``resourceClaims`` (Kubernetes'
+    pod validation, ``validateResourceClaimNames``); a ``PodSpecPatch`` cannot add one, so the
+    runtime's pod template has to have it."""
+    claims = (site.resources or {}).get("claims")
+    if not isinstance(claims, list):
+        return []
+    job = next((j for j in runtime.replicated_jobs if j.name == site.job), None)
+    if job is None:
+        return []
+    pod_claims = job.pod_spec.get("resourceClaims")
+    names = {c.get("name") for c in pod_claims if isinstance(c, Mapping)} if isinstance(pod_claims, list) else set()
+    out: list[Violation] = []
+    for i, claim in enumerate(claims):
+        name = claim.get("name") if isinstance(claim, Mapping) else None
+        if isinstance(name, str) and name and name not in names:
+            have = ", ".join(sorted(str(n) for n in names)) or "none"
+            out.append(
+                Violation(
+                    f"{site.resources_path}.claims[{i}].name",
+                    f"must be the name of one of the pod's resourceClaims: replicated job {site.job!r} of "
+                    f"{display} has {have} (spec.template.spec.resourceClaims, which a runtimePatch cannot add); "
+                    "the API server refuses the pod",
+                    current_value=name,
+                )
+            )
+    return out

@@ -1,15 +1,17 @@
 """What the TrainJob CRD's schema refuses, beyond the field names and types ``models`` checks.
 
-The markers of ``pkg/apis/trainer/v1alpha1/trainjob_types.go``: ``MaxItems``, ``MinLength``/``MaxLength``,
-``Minimum``, ``listType=map`` keys (a duplicate key is refused) and the CEL rules on
-``metadata.name``. Also strategic-merge directives (``$patch``, ``$retainKeys``, ``$setElementOrder/...``,
-``$deleteFromPrimitiveList/...``) anywhere the TrainJob keeps them. In a typed field the API
-server validates the TrainJob against its schema, where a directive is an unknown field (or, in a
-map of quantities such as ``resourcesPerNode.limits``, a value that fails the quantity pattern):
-it never reaches upstream's merge. In a map of strings (``nodeSelector``, labels) it would reach
-``mergeRuntimePatches`` and act there, which the function does not model. The one exception is the
-function's own extension, ``$patch: replace`` inside ``limits`` or ``requests`` of a
-ContainerPatch's ``resources`` in ``materialize`` mode, which never reaches the cluster (see ``merge``).
+The markers of ``pkg/apis/trainer/v1alpha1/trainjob_types.go``: ``MaxItems``,
+``MinLength``/``MaxLength``, ``Minimum`` (``activeDeadlineSeconds`` at least 1), ``listType=map``
+keys (a duplicate key is refused) and the CEL rules on ``metadata.name``, ``managedBy`` (one of two
+values) and the initializers' ``storageUri`` (empty or ``scheme://...``). Also strategic-merge
+directives (``$patch``, ``$retainKeys``, ``$setElementOrder/...``, ``$deleteFromPrimitiveList/...``)
+anywhere the TrainJob keeps them. In a typed field the API server validates the TrainJob against its
+schema, where a directive is an unknown field (or, in a map of quantities such as
+``resourcesPerNode.limits``, a value that fails the quantity pattern): it never reaches upstream's
+merge. In a map of strings (``nodeSelector``, labels) it would reach ``mergeRuntimePatches`` and act
+there, which the function does not model. The one exception is the function's own extension,
+``$patch: replace`` inside ``limits`` or ``requests`` of a ContainerPatch's ``resources`` in
+``materialize`` mode, which never reaches the cluster (see ``merge``).
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ def crd_violations(trainjob: Mapping[str, Any], mode: str = "materialize", direc
     for key in ("apiGroup", "kind"):
         out += _length(ref.get(key), f"spec.runtimeRef.{key}", 253)
     out += _trainer(spec.get("trainer"))
+    out += _spec_fields(spec)
+    out += _initializer(spec.get("initializer"))
     patches = spec.get("runtimePatches") or []
     out += _max_items(patches, "spec.runtimePatches", 16)
     for p, patch in enumerate(patches):
@@ -82,6 +86,64 @@ def crd_violations(trainjob: Mapping[str, Any], mode: str = "materialize", direc
     per_node = _get(spec, "trainer", "resourcesPerNode")
     for at, key, _ in _directive_keys(per_node, "spec.trainer.resourcesPerNode"):
         out.append(_directive(at, key, "spec.trainer.resourcesPerNode is merged by upstream, not patched"))
+    return out
+
+
+MANAGED_BY = ("trainer.kubeflow.org/trainjob-controller", "kueue.x-k8s.io/multikueue")
+# The CEL rule on DatasetInitializer.storageUri and ModelInitializer.storageUri.
+_STORAGE_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://.+", re.DOTALL)
+
+
+def _spec_fields(spec: Mapping[str, Any]) -> list[Violation]:
+    """``TrainJobSpec``'s ``managedBy`` (CEL ``self in [...]``, MaxLength 253) and
+    ``activeDeadlineSeconds`` (Minimum 1)."""
+    out: list[Violation] = []
+    managed_by = spec.get("managedBy")
+    if isinstance(managed_by, str):
+        out += _length(managed_by, "spec.managedBy", 253)
+        if managed_by not in MANAGED_BY:
+            out.append(
+                Violation(
+                    "spec.managedBy",
+                    f"ManagedBy must be {MANAGED_BY[0]} or {MANAGED_BY[1]} if set (the TrainJob CRD's rule)",
+                    current_value=managed_by,
+                )
+            )
+    deadline = spec.get("activeDeadlineSeconds")
+    if isinstance(deadline, int) and not isinstance(deadline, bool) and deadline < 1:
+        out.append(
+            Violation(
+                "spec.activeDeadlineSeconds",
+                "should be greater than or equal to 1 (the TrainJob CRD's Minimum)",
+                current_value=deadline,
+            )
+        )
+    return out
+
+
+def _initializer(initializer: Any) -> list[Violation]:
+    """``DatasetInitializer`` and ``ModelInitializer``: ``storageUri`` empty or ``scheme://...`` (CEL),
+    at most 2048 characters; at most 128 ``env``, unique by name."""
+    if not isinstance(initializer, Mapping):
+        return []
+    out: list[Violation] = []
+    for key in ("dataset", "model"):
+        one = initializer.get(key)
+        if not isinstance(one, Mapping):
+            continue
+        path = f"spec.initializer.{key}"
+        uri = one.get("storageUri")
+        if isinstance(uri, str):
+            out += _length(uri, f"{path}.storageUri", 2048)
+            if uri and not _STORAGE_URI.fullmatch(uri):
+                out.append(
+                    Violation(
+                        f"{path}.storageUri",
+                        "storageUri may be empty, or it must be a valid URI (scheme://...) (the TrainJob CRD's rule)",
+                        current_value=uri,
+                    )
+                )
+        out += _list(one.get("env"), path, "env", 128, "name")
     return out
 
 

@@ -2,7 +2,9 @@
 
 As ``pkg/runtime/core/trainingruntime.go`` computes them: ``mergeRuntimePatches`` applies the patches
 (claims replaced), then ``newRuntimeInfo`` merges ``resourcesPerNode`` onto the trainer containers
-that ``topology`` names (claims by name, nulls pruned); see ``merge``. In ``native`` mode the
+that ``topology`` names (``MergeResourceRequirements``: nulls pruned, claims by name) and keeps
+only the merged limits and requests: with ``resourcesPerNode`` set, a trainer container has no
+claims, neither the runtime's nor resourcesPerNode's; see ``merge``. In ``native`` mode the
 patches' nulls are pruned too: the API server keeps none.
 
 Each value remembers where it came from (the runtime, a patch's manager, resourcesPerNode), so
@@ -36,7 +38,7 @@ class Source(Record):
 
 
 class Effective(MutableRecord):
-    __slots__ = ("container", "patched_by", "requirements", "sources")
+    __slots__ = ("container", "dropped_claims", "patched_by", "requirements", "sources")
 
     def __init__(
         self,
@@ -49,6 +51,7 @@ class Effective(MutableRecord):
         self.requirements = requirements
         self.sources = {} if sources is None else sources
         self.patched_by = [] if patched_by is None else patched_by
+        self.dropped_claims: list[str] = []  # the claims resourcesPerNode made upstream drop
 
     def overlay(self, patch: Mapping[str, Any] | None, source: Source, claims_by_name: bool = False) -> None:
         self.requirements = merge_requirements(self.requirements, patch, claims_by_name)
@@ -110,5 +113,10 @@ def effective_resources(
                     key: ContainerKey = (job.name, list_name, name)
                     effective = out.get(key) or start(container)
                     effective.overlay(per_node, Source(PER_NODE_SOURCE, RESOURCES_PER_NODE_PATH), claims_by_name=True)
+                    # newRuntimeInfo then keeps only limits and requests: the claims are gone.
+                    claims = effective.requirements.pop("claims", None)
+                    effective.dropped_claims = [
+                        str(c.get("name")) for c in claims or [] if isinstance(c, Mapping) and c.get("name")
+                    ]
                     out[key] = effective
     return out

@@ -8,8 +8,10 @@ runtime's node container when it is set (``pkg/runtime/runtime.go``
 ``pkg/runtime/framework/plugins/torch/torchtune.go`` ``validateTorchTune``, ``getRecipeAndConfig``;
 ``pkg/runtime/framework/plugins/mpi/mpi.go`` and ``pkg/runtime/framework/plugins/xgboost/xgboost.go``
 ``EnforceMLPolicy``). So when moving creates ``resourcesPerNode``, it carries over the keys those
-plugins read (every resource whose name contains ``gpu``, and ``cpu``) from the runtime's node
-container, where the patch does not set them. A ``resourcesPerNode`` the user already wrote is
+plugins read (every resource whose name contains ``gpu``, and ``cpu``) from the container the
+plugins read (``reading_job``), where the patch does not set them; where that container is not
+one that resourcesPerNode sizes (``reader_differs``), or the move would drop claims
+(``newRuntimeInfo`` keeps only limits and requests), nothing moves. A ``resourcesPerNode`` the user already wrote is
 what the plugins read already: nothing is added to it. Where ``resourcesPerNode`` would be
 ignored (a runtime without ``mlPolicy``) there is no trainer container, so nothing moves, and a
 ``resourcesPerNode`` the user wrote is an error.
@@ -34,23 +36,57 @@ def read_by_plugins(name: str) -> bool:
     return "gpu" in name.lower() or name == "cpu"
 
 
-def runtime_node_resources(runtime: RuntimeSpec, jobs: Mapping[str, JobInfo], topo: Topology) -> dict[str, Any]:
-    """``ExtractResourcePerNodeFromRuntime``: the ``node`` container of the first job named ``node``
-    or labelled ``trainer`` (patched labels) that has resources."""
+def reading_job(runtime: RuntimeSpec, jobs: Mapping[str, JobInfo], topo: Topology) -> str | None:
+    """The job whose ``node`` container the plugins read when resourcesPerNode is not set
+    (``ExtractResourcePerNodeFromRuntime``): the first, in runtime order, that is *named* ``node``
+    or whose patched ancestor label is ``trainer``, and has a ``node`` container, with resources or
+    without (``pkg/apply/apply.go`` ``FromTypedObjWithFields`` turns every typed container's
+    resources into ``{}``, never nil, so a container without resources is read as empty)."""
     for job in runtime.replicated_jobs:
         if job.name != MPI_NODE_JOB and topo.ancestor(job.name) != TRAINER_ANCESTOR:
             continue
         info = jobs.get(job.name)
-        container = info.containers.get(("containers", TRAINER_CONTAINER)) if info else None
-        if container is not None and container.resources:
-            return container.resources
-    return {}
+        if info is not None and ("containers", TRAINER_CONTAINER) in info.containers:
+            return job.name
+    return None
+
+
+def runtime_node_resources(runtime: RuntimeSpec, jobs: Mapping[str, JobInfo], topo: Topology) -> dict[str, Any]:
+    """The limits and requests of the container ``reading_job`` names (upstream copies no claims)."""
+    job = reading_job(runtime, jobs, topo)
+    if job is None:
+        return {}
+    resources = jobs[job].containers[("containers", TRAINER_CONTAINER)].resources
+    return {k: v for k, v in resources.items() if k in ("limits", "requests")}
+
+
+def reader_differs(runtime: RuntimeSpec, jobs: Mapping[str, JobInfo], topo: Topology) -> str | None:
+    """Why a move would change a container the patch does not size: resourcesPerNode is merged into
+    the trainer containers (``newRuntimeInfo``) but read by the plugins *in place of* another job's
+    ``node`` container (``ExtractResourcePerNodeFromRuntime``), as on an MPI runtime without
+    ``runLauncherAsNode``, whose launcher is the trainer and whose ``node`` job the workers."""
+    job = reading_job(runtime, jobs, topo)
+    if job is None or job in topo.trainers:
+        return None
+    trainers = ", ".join(repr(t) for t in sorted(topo.trainers))
+    return (
+        f"Kubeflow Trainer merges resourcesPerNode into the node container of replicated job {trainers} "
+        f"(newRuntimeInfo), but its plugins read resourcesPerNode in place of the node container of "
+        f"replicated job {job!r} (ExtractResourcePerNodeFromRuntime, pkg/runtime/runtime.go): a resourcesPerNode "
+        f"carrying the GPUs and cpu of {job!r} would give them to {trainers} too, and one without them would "
+        f"change what the plugins count for {job!r} (devices, slots, processes per node); size these containers in the "
+        "runtime, or set mlPolicy.mpi.runLauncherAsNode where the launcher is meant to be a node"
+    )
 
 
 def moved_resources(
-    patches: Iterable[Mapping[str, Any]], existing: Mapping[str, Any] | None, runtime_node: Mapping[str, Any]
+    patches: Iterable[Mapping[str, Any]],
+    existing: Mapping[str, Any] | None,
+    runtime_node: Mapping[str, Any],
+    runtime_claims: Iterable[str] = (),
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """The ``resourcesPerNode`` equal to the trainer patches, or why there is none."""
+    """The ``resourcesPerNode`` equal to the trainer patches, or why there is none.
+    ``runtime_claims``: the claims of the trainer containers in the runtime."""
     patch: dict[str, Any] = {}
     for one in patches:
         patch = compose_patches(patch, one)
@@ -59,11 +95,12 @@ def moved_resources(
             "it deletes a value (null or $patch: replace), which resourcesPerNode cannot do: the API server "
             "prunes nulls there and the runtime's value stays; change the runtime, or set the value you want"
         )
-    stay = _claims_kept(patch, runtime_node)
-    if stay:
+    lost = _claims_lost(patch, existing, runtime_claims)
+    if lost:
         return None, (
-            f"its claims replace the container's, but resourcesPerNode merges claims by name, so the runtime's "
-            f"claims {', '.join(stay)} would stay; change the runtime, or claim them too"
+            f"Kubeflow Trainer drops the trainer container's claims once resourcesPerNode is set (newRuntimeInfo, "
+            f"pkg/runtime/core/trainingruntime.go, rebuilds its resources from limits and requests only), so "
+            f"the claims {', '.join(lost)} would be gone from the pods; size this container in the runtime instead"
         )
     if existing is None:
         carried: dict[str, Any] = {}
@@ -77,14 +114,57 @@ def moved_resources(
     return merge_requirements(merge_requirements(None, patch), existing, claims_by_name=True), None
 
 
-def _claims_kept(patch: Mapping[str, Any], runtime_node: Mapping[str, Any]) -> list[str]:
-    """The runtime's claims that a patch's ``claims`` remove but resourcesPerNode would keep."""
+def _claims_lost(patch: Mapping[str, Any], existing: Mapping[str, Any] | None, runtime: Iterable[str]) -> list[str]:
+    """The claims the pods would have with the patch and lose with the move: the patch's own, or,
+    where the move creates resourcesPerNode, the runtime's that the patch keeps."""
     claims = patch.get("claims")
-    if not isinstance(claims, list):
+    if isinstance(claims, list):
+        return [str(c.get("name")) for c in claims if isinstance(c, Mapping)]
+    return [] if existing is not None else list(dict.fromkeys(runtime))
+
+
+def dropped_claims(
+    jobs: Mapping[str, JobInfo], sites: Iterable[ContainerSite], per_node: Mapping[str, Any] | None, topo: Topology
+) -> list[Violation]:
+    """Claims that a written resourcesPerNode makes Kubeflow Trainer drop (``newRuntimeInfo`` keeps
+    only limits and requests of the trainer containers, its own claims included)."""
+    if per_node is None or not topo.trainers:
         return []
-    named = {c.get("name") for c in claims if isinstance(c, Mapping)}
-    runtime = runtime_node.get("claims")
-    return [str(c.get("name")) for c in runtime or [] if isinstance(c, Mapping) and c.get("name") not in named]
+    out: list[Violation] = []
+    own = per_node.get("claims")
+    if isinstance(own, list) and own:
+        out.append(
+            Violation(
+                fieldpath.child(RESOURCES_PER_NODE_PATH, "claims"),
+                "Kubeflow Trainer ignores claims in resourcesPerNode: newRuntimeInfo "
+                "(pkg/runtime/core/trainingruntime.go) sets the trainer container's resources from limits and "
+                "requests only; claim devices in the runtime's pod template (a container of another job, or "
+                "the pod's resourceClaims)",
+                severity="warning",
+            )
+        )
+    patched = {s.key: s for s in sites if s.resources is not None and isinstance(s.resources.get("claims"), list)}
+    for job in sorted(topo.trainers):
+        info = jobs.get(job)
+        container = info.containers.get(("containers", TRAINER_CONTAINER)) if info else None
+        if container is None:
+            continue
+        site = patched.get((job, "containers", TRAINER_CONTAINER))
+        claims = site.resources.get("claims") if site is not None and site.resources is not None else None
+        claims = claims if claims is not None else container.resources.get("claims")
+        names = [str(c.get("name")) for c in claims or [] if isinstance(c, Mapping)]
+        if names:
+            out.append(
+                Violation(
+                    RESOURCES_PER_NODE_PATH,
+                    f"with resourcesPerNode set, Kubeflow Trainer drops the claims {', '.join(names)} of the node "
+                    f"container of replicated job {job!r} (newRuntimeInfo, pkg/runtime/core/trainingruntime.go, "
+                    "rebuilds its resources from limits and requests only): its pods get no such device; "
+                    "remove resourcesPerNode and size the container in the runtime, or claim the device elsewhere",
+                    severity="warning",
+                )
+            )
+    return out
 
 
 def _has_deletion(patch: Mapping[str, Any]) -> bool:

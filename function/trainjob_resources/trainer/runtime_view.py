@@ -72,12 +72,19 @@ class JobInfo(Record):
 
 
 class RuntimeContainer(Record):
-    __slots__ = ("name", "resources", "restart_policy")
+    __slots__ = ("mounts", "name", "resources", "restart_policy")
 
-    def __init__(self, name: str, resources: dict[str, Any] | None, restart_policy: str | None) -> None:
+    def __init__(
+        self,
+        name: str,
+        resources: dict[str, Any] | None,
+        restart_policy: str | None,
+        mounts: tuple[str, ...] = (),  # the names of its volumeMounts
+    ) -> None:
         self.name: Final = name
         self.resources: Final = resources
         self.restart_policy: Final = restart_policy
+        self.mounts: Final = mounts
 
 
 class ReplicatedJob(Record):
@@ -226,7 +233,13 @@ def _container(container: dict[str, Any], trusted: bool) -> RuntimeContainer:
         restart_policy = None
     elif type(restart_policy) is not str:
         raise _Unusual
-    return RuntimeContainer(_string(container.get("name", _ABSENT)), resources, restart_policy)
+    mounts = _get(container, "volumeMounts", "volume_mounts", trusted)
+    names = (
+        tuple(m["name"] for m in mounts if type(m) is dict and type(m.get("name")) is str)
+        if type(mounts) is list
+        else ()
+    )
+    return RuntimeContainer(_string(container.get("name", _ABSENT)), resources, restart_policy, names)
 
 
 def _get(mapping: dict[str, Any], alias: str, name: str, trusted: bool) -> Any:

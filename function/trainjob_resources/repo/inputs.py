@@ -444,13 +444,14 @@ def _take_configs(inputs: Inputs) -> None:
 
     kept: list[Item] = []
     for item in inputs.items:
-        if item.kind in (CONFIG_KIND, "ConfigMap") and is_our_config(item.node):
+        candidate = item.kind in (CONFIG_KIND, "ConfigMap")
+        if candidate and is_our_config(item.node):
             index = item.annotation(INDEX_KEY)
             where = item.annotation(PATH_KEY) or STDIN_LABEL
             where = f"{where}#{index}" if index not in (None, "0") else where
             inputs.configs.append((item.node, where))
         else:
-            if not item.dirty:
+            if candidate and not item.dirty:
                 item.settle()  # a ConfigMap's tree, composed to look at, goes again (textitems)
             kept.append(item)
     inputs.items[:] = kept

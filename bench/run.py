@@ -36,7 +36,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 SIZES = (3, 500, 5000)
 PYYAML_PROBE = "import yaml; print(yaml.__version__, 'with libyaml' if yaml.__with_libyaml__ else 'pure Python')"
-TARGETS = {"P1": 1.0, "P2": 0.4, "P2_cpu": 0.4, "P3": 12.0, "rss_mb": 150.0}
+TARGETS = {"P1": 1.0, "P2": 0.4, "P2_cpu": 0.4, "P3": 12.0, "rss_mb": 150.0, "render_rss": 1.5}
 
 
 @dataclass
@@ -94,6 +94,12 @@ def generate_in_child(n: int, out: Path) -> tuple[Path, Path]:
     child's ru_maxrss, so this process must stay small for the children's figures to be theirs."""
     subprocess.run([str(PYTHON), str(Path(generate.__file__)), "--n", str(n), "--out", str(out)], check=True)
     return out / "resourcelist.yaml", out / "kustomize"
+
+
+def plain_folder(kustomize: Path, out: Path) -> Path:
+    """The kustomize folder's files without the kustomization: what ``render`` reads as a plain folder."""
+    shutil.copytree(kustomize, out, ignore=shutil.ignore_patterns("kustomization.yaml"))
+    return out
 
 
 def run_interleaved(benches: Sequence[Bench], warmup: Sequence[Bench]) -> None:
@@ -173,6 +179,10 @@ def report(benches: dict[str, Bench], inputs: dict[str, Any], machine: dict[str,
             "definition": "function(N=5000) / function(N=500)",
         },
         "rss_mb": {"value": rss, "definition": "peak RSS of the function at N=5000, MB (10^6 bytes)"},
+        "render_rss": {
+            "value": raw["render_n5000"]["peak_rss_mb"] / rss,
+            "definition": "peak RSS of render on a folder of the N=5000 objects / the function's",
+        },
     }
     for key, entry in ratios.items():
         entry["target"] = TARGETS[key]
@@ -260,10 +270,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "function_n500": Bench("function_n500", function, mid, files[500][0]),
             "kustomize_n500": Bench("kustomize_n500", [args.kubectl, "kustomize", str(files[500][1])], mid),
             "function_n5000": Bench("function_n5000", function, large, files[5000][0]),
+            "render_n5000": Bench(
+                "render_n5000", [*function, "render", str(plain_folder(files[5000][1], Path(tmp) / "plain"))], large
+            ),
         }
         print(f"bench: {len(benches)} measurements, interleaved; inputs in {tmp}", file=sys.stderr)
         try:
-            run_interleaved(list(benches.values()), [b for k, b in benches.items() if k != "function_n5000"])
+            warmup = [b for k, b in benches.items() if not k.endswith("_n5000")]
+            run_interleaved(list(benches.values()), warmup)
         except BenchError as err:
             print(f"bench: {err}", file=sys.stderr)
             return 1

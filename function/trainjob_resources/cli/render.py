@@ -171,15 +171,20 @@ def _render(options: argparse.Namespace) -> int:
     if options.verbose:
         for line in (r.display() for r in result.results if r.severity == "info"):
             sys.stderr.write(line + "\n")
-    nodes = printed(result, inputs)
-    if not nodes and not options.allow_empty:
+    values: list[object] = []  # -o json: the objects as data
+    texts: list[str] = []  # else each object's YAML
+    if options.output == "json":
+        values = [_value(node) for node in printed(result, inputs)]
+    else:
+        texts = [_text(node) for node in printed(result, inputs, texts=True)]
+    if not (values or texts) and not options.allow_empty:
         where = ", ".join(shown(p) for p in options.paths or ["."])
         message = (
             f"error: {where}: no objects to print; an empty render makes Argo CD prune the application "
             "(unless its sync policy sets allowEmpty: false). Pass --allow-empty if nothing is what you mean"
         )
         return _fail([message], options, environ)
-    sys.stdout.buffer.write((_json(nodes) if options.output == "json" else _yaml(nodes)).encode())
+    sys.stdout.buffer.write((_json(values) if options.output == "json" else "---\n".join(texts)).encode())
     sys.stdout.flush()
     return 0
 
@@ -218,17 +223,22 @@ def _fail(errors: list[str], options: argparse.Namespace, environ: Mapping[str, 
     return 1
 
 
-def _yaml(nodes: list[Node]) -> str:
+def _text(node: Node | str) -> str:
     from ..yamltext import yamlnodes as yn
 
-    return "---\n".join(yn.serialize(node) for node in nodes)
+    return node if isinstance(node, str) else yn.serialize(node)
 
 
-def _json(nodes: list[Node]) -> str:
+def _value(node: Node | str) -> object:
+    from ..yamltext import yamlnodes as yn
+
+    assert not isinstance(node, str), "asked for nodes"
+    return yn.to_python(node)
+
+
+def _json(values: list[object]) -> str:
     """A v1 List of the objects, as ``kubectl get -o json`` prints several."""
     import json
 
-    from ..yamltext import yamlnodes as yn
-
-    document = {"apiVersion": "v1", "kind": "List", "items": [yn.to_python(node) for node in nodes]}
+    document = {"apiVersion": "v1", "kind": "List", "items": values}
     return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"

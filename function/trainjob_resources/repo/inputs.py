@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -186,6 +186,7 @@ def _name_origins(inputs: Inputs, start: int, label: str, keep: bool) -> None:
 
     from ..yamltext import yamlnodes as yn
     from .kustomize import ORIGIN, PREVIOUS_KINDS, PREVIOUS_NAMES
+    from .textitems import DocumentItem
 
     for item in inputs.items[start:]:
         item.origin = None  # its lines are the build's, not its file's
@@ -206,6 +207,8 @@ def _name_origins(inputs: Inputs, start: int, label: str, keep: bool) -> None:
             made = {PATH_KEY, INDEX_KEY, PREVIOUS_NAMES, PREVIOUS_KINDS}  # render's, removed before printing
             if isinstance(annotations, MappingNode) and {yn.scalar(k) for k, _ in annotations.value} <= made:
                 inputs.created_annotations[id(item.node)] = item.node  # kustomize made it for the origin
+                if isinstance(item, DocumentItem):
+                    item.created_annotations = True  # what the entry by id says, when its tree is dropped
 
 
 def _walk(
@@ -287,6 +290,7 @@ def _read_text(text: str, label: str, inputs: Inputs) -> None:
 
     from ..krm.resource_list import Item
     from ..yamltext import yamlnodes as yn
+    from .textitems import read_document
 
     is_json = text.lstrip().startswith(("{", "["))
     index = 0
@@ -314,6 +318,9 @@ def _read_text(text: str, label: str, inputs: Inputs) -> None:
                 inputs.errors.append(f"error: {where}: {problem}")
                 continue
             assert isinstance(obj, MappingNode)
+            if obj is node and not is_json:  # a whole document: held as its text (textitems)
+                inputs.items.append(read_document(chunk, obj, first_line, label, index - 1))
+                continue
             metadata = yn.get(obj, "metadata")
             if not isinstance(metadata, MappingNode):
                 inputs.created_metadata[id(obj)] = obj
@@ -432,16 +439,20 @@ def _platform_config(path: str | None, reader: Reader) -> Layer | None:
 
 def _take_configs(inputs: Inputs) -> None:
     """This function's configs among the inputs: taken out (used as the functionConfig, never printed)."""
+    from ..checks.config import CONFIG_KIND
     from .kustomize import is_our_config
 
     kept: list[Item] = []
     for item in inputs.items:
-        if is_our_config(item.node):
+        candidate = item.kind in (CONFIG_KIND, "ConfigMap")
+        if candidate and is_our_config(item.node):
             index = item.annotation(INDEX_KEY)
             where = item.annotation(PATH_KEY) or STDIN_LABEL
             where = f"{where}#{index}" if index not in (None, "0") else where
             inputs.configs.append((item.node, where))
         else:
+            if candidate and not item.dirty:
+                item.settle()  # a ConfigMap's tree, composed to look at, goes again (textitems)
             kept.append(item)
     inputs.items[:] = kept
 
@@ -507,31 +518,33 @@ def _strip_internal(node: Node) -> None:
         yn.delete_key(annotations, INDEX_KEY)
 
 
-def printed(result: ResourceList, inputs: Inputs) -> list[Node]:
-    """The objects to print, without the annotations reading added; local-config ones left out."""
+def printed(result: ResourceList, inputs: Inputs, *, texts: bool = False) -> Iterator[Node | str]:
+    """The objects to print, without the annotations reading added; local-config ones left out.
+    One at a time: a node yielded may be dropped once the next is asked for; with ``texts``, an
+    object read from its document's text may come as its serialization instead (textitems)."""
     from yaml.nodes import MappingNode
 
-    from ..yamltext import yamlnodes as yn
-    from .kustomize import PREVIOUS_KINDS, PREVIOUS_NAMES
+    from .textitems import DocumentItem, strip
 
-    nodes: list[Node] = []
     for item in result.items:
         if item.annotation(LOCAL_CONFIG) == "true":
             continue
+        document = item if isinstance(item, DocumentItem) else None
+        shown = document.printed() if document is not None and texts else None
+        if shown is not None:
+            yield shown
+            continue
         node = item.node
         assert isinstance(node, MappingNode)
-        metadata = yn.get(node, "metadata")
-        annotations = yn.get(metadata, "annotations")
-        if isinstance(annotations, MappingNode):
-            for key in (PATH_KEY, INDEX_KEY, PREVIOUS_NAMES, PREVIOUS_KINDS):
-                yn.delete_key(annotations, key)
-            if not annotations.value and (id(node) in inputs.created_annotations or _key(item) in inputs.built):
-                assert isinstance(metadata, MappingNode)
-                yn.delete_key(metadata, "annotations")
-        if isinstance(metadata, MappingNode) and not metadata.value and id(node) in inputs.created_metadata:
-            yn.delete_key(node, "metadata")
-        nodes.append(node)
-    return nodes
+        created_annotations = id(node) in inputs.created_annotations
+        created_metadata = id(node) in inputs.created_metadata
+        if document is not None and not document.replaced:
+            created_annotations |= document.created_annotations
+            created_metadata |= document.created_metadata
+        strip(node, created_annotations, created_metadata, built=_key(item) in inputs.built)
+        yield node
+        if document is not None:
+            document.drop()
 
 
 def _key(item: Item) -> tuple[str, str, str, str]:

@@ -113,7 +113,13 @@ cp "${jobset_dir}"/config/components/crd/bases/*.yaml "${tmp}/crds/"
 # not reachable here, and no volcano.sh/volcano module is served): Trainer then logs "PodGroup CRDs
 # must be installed in advance" and runs without the Volcano plugin's watches.
 cp "${sp_dir}/manifests/coscheduling/crd.yaml" "${tmp}/crds/scheduler-plugins_coscheduling_crd.yaml"
-cp "${trainer_dir}/manifests/base/webhook/manifests.yaml" "${tmp}/webhook/manifests.yaml"
+# The webhook configuration as upstream deploys it: manifests/base/webhook built with its patches,
+# which add the objectSelector that lets a runtime labelled trainer.kubeflow.org/webhook-validation:
+# disabled through (patch_validating.yaml). Upstream's framework.go installs manifests.yaml without
+# them; envtest rewrites each clientConfig to the harness either way.
+"${tmp}/bin/kustomize-${KUSTOMIZE_VERSIONS[0]}" build "${trainer_dir}/manifests/base/webhook" >"${tmp}/webhook/manifests.yaml"
+grep -q 'trainer.kubeflow.org/webhook-validation' "${tmp}/webhook/manifests.yaml" ||
+  { echo "make cluster: the built webhook configuration has no webhook-validation objectSelector" >&2; exit 1; }
 chmod -R u+w "${tmp}"
 
 step "paths.json"

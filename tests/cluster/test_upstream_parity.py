@@ -179,10 +179,11 @@ def test_the_runtime_webhook_refuses_what_the_function_will_not_derive(control_p
     done = control_plane.create(_dump(rt), dry_run=True, check=False)
     assert done.returncode != 0 and "always must be 1" in done.stderr, done.stderr
     # Upstream's shipped webhook configuration skips runtimes labelled webhook-validation: disabled
-    # (manifests/base/webhook/patch_validating.yaml objectSelector); this control plane registers the
-    # webhooks without that selector, so only the refusal of the derived runtime (never labelled) is
-    # checked here.
+    # (manifests/base/webhook/patch_validating.yaml objectSelector, which make cluster builds in): the
+    # same runtime with the label is admitted, and a runtime derived from it (never labelled) is not.
     rt["metadata"]["labels"]["trainer.kubeflow.org/webhook-validation"] = "disabled"
+    done = control_plane.create(_dump(rt), dry_run=True, check=False)
+    assert done.returncode == 0, done.stderr
     _pod(rt)["initContainers"] = [{"name": "loader", "image": "x/y", "restartPolicy": "Always"}]
     loader = {"name": "loader", "resources": {"limits": {"memory": "2Gi"}}}
     patches = [

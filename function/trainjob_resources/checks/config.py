@@ -81,6 +81,16 @@ def parse_config(value: Any) -> FunctionConfig:
         )
     if not isinstance(data, dict):
         raise ConfigError([Violation(prefix, "must be a mapping")])
+    snake = [
+        key for key in data if isinstance(key, str) and key != to_camel(key) and key in FunctionConfig.model_fields
+    ]
+    if snake:
+        # pydantic would take a field's Python name too (populate_by_name), the string forms of the
+        # policy options would not be decoded, and ``render``'s layers would not see the option at all:
+        # options are spelled one way, everywhere.
+        raise ConfigError(
+            [Violation(f"{prefix}.{key}", f"unknown option {key!r}; did you mean {to_camel(key)!r}?") for key in snake]
+        )
     data, violations = _decode_policy_options(data, prefix)
     try:
         config = FunctionConfig.model_validate(data)

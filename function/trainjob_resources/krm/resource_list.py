@@ -15,6 +15,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..values import fieldpath
 from ..values.records import MutableRecord, Record
+from ..values.text import bounded
 from ..values.violations import Severity
 from ..yamltext import layout, textedit
 from ..yamltext import yamlnodes as yn
@@ -40,8 +41,8 @@ class ResourceRef(Record):
         self.namespace: Final = namespace
 
     def display(self) -> str:
-        where = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {where}{self.name}".strip()
+        where = f"{bounded(self.namespace)}/" if self.namespace else ""
+        return f"{bounded(self.kind)} {where}{bounded(self.name)}".strip()
 
 
 class FileRef(Record):
@@ -57,11 +58,12 @@ class FileRef(Record):
 
     def display(self) -> str:
         """``path:line`` as editors and CI annotations read it, else the document's position."""
+        path = bounded(self.path, MAX_PATH_SHOWN)
         if self.line is not None:
-            return f"{self.path}:{self.line}"
+            return f"{path}:{self.line}"
         if self.index in (None, 0):
-            return self.path
-        return f"{self.path} (document {self.index + 1})"
+            return path
+        return f"{path} (document {self.index + 1})"
 
 
 class Result(Record):
@@ -86,22 +88,23 @@ class Result(Record):
         self.file: Final = file
 
     def to_python(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"message": self.message, "severity": self.severity}
+        """The result as the KRM spec writes it; every text escaped and bounded (``display``)."""
+        out: dict[str, Any] = {"message": _message(self.message), "severity": self.severity}
         if self.resource_ref is not None:
-            ref = {"apiVersion": self.resource_ref.api_version, "kind": self.resource_ref.kind}
-            ref["name"] = self.resource_ref.name
+            ref = {"apiVersion": bounded(self.resource_ref.api_version), "kind": bounded(self.resource_ref.kind)}
+            ref["name"] = bounded(self.resource_ref.name)
             if self.resource_ref.namespace:
-                ref["namespace"] = self.resource_ref.namespace
+                ref["namespace"] = bounded(self.resource_ref.namespace)
             out["resourceRef"] = ref
         if self.field_path is not None:
-            fld: dict[str, Any] = {"path": self.field_path}
+            fld: dict[str, Any] = {"path": bounded(self.field_path, MAX_PATH_SHOWN)}
             if self.current_value is not None:
-                fld["currentValue"] = self.current_value
+                fld["currentValue"] = _shown_value(self.current_value)
             if self.proposed_value is not None:
-                fld["proposedValue"] = self.proposed_value
+                fld["proposedValue"] = _shown_value(self.proposed_value)
             out["field"] = fld
         if self.file is not None:
-            out["file"] = {"path": self.file.path}
+            out["file"] = {"path": bounded(self.file.path, MAX_PATH_SHOWN)}
             if self.file.index is not None:
                 out["file"]["index"] = self.file.index
             if self.file.line is not None:
@@ -117,14 +120,28 @@ class Result(Record):
         if self.resource_ref is not None and self.resource_ref.display():
             parts.append(self.resource_ref.display())
         if self.field_path:
-            parts.append(self.field_path)
-        line = ": ".join(parts) + ": " + self.message
+            parts.append(bounded(self.field_path, MAX_PATH_SHOWN))
+        line = ": ".join(parts) + ": " + _message(self.message)
         if self.proposed_value is not None:
             proposed = self.proposed_value
             text = proposed if isinstance(proposed, str) else json.dumps(proposed, separators=(",", ":"), default=str)
             if text not in self.message:
-                line += f" (proposed: {text})"
+                line += f" (proposed: {bounded(text, MAX_MESSAGE)})"
         return line
+
+
+MAX_MESSAGE = 4000  # characters of one result's message (a message quotes a bounded number of values)
+MAX_PATH_SHOWN = 1000  # characters of a file path or field path in a result
+
+
+def _message(text: str) -> str:
+    return bounded(text, MAX_MESSAGE)
+
+
+def _shown_value(value: object) -> object:
+    """A current or proposed value as a result carries it: a long or unprintable string bounded and
+    escaped; structured values as they are (their texts are the function's own)."""
+    return bounded(value) if isinstance(value, str) else value
 
 
 class Item:

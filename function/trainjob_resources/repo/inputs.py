@@ -111,6 +111,13 @@ def _default_root(root: str | None, environ: Mapping[str, str] | None) -> Root:
         here = cwd.split(os.sep)
         if here[-len(parts) :] == parts:
             repository = os.sep.join(here[: -len(parts)]) or os.sep
+            if os.path.realpath(repository) == os.sep:
+                # Argo CD checks repositories out below a folder of its own (/tmp/_argocd-repo/<id>):
+                # a source path that spells the whole current folder is not Argo CD's.
+                raise RenderError(
+                    f"ARGOCD_APP_SOURCE_PATH {shown(source)}: spells the whole current folder, so the repository "
+                    "root would be /; refused (pass --root)"
+                )
             return Root(os.path.realpath(repository), os.path.relpath(repository, cwd))
     return Root(os.path.realpath(cwd), ".")
 

@@ -71,7 +71,13 @@ ORIGIN_OPTION = "originAnnotations"
 ORIGIN = "config.kubernetes.io/origin"
 DEFAULT_TIMEOUT = 60.0
 MAX_STDERR = 64 * 1024
-_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/)")
+# What kustomize's loader takes for a remote file or repository before it looks at the disk
+# (api/internal/loader/fileloader.go: Load fetches what url.Parse gives an http or https scheme;
+# New clones what git.NewRepoSpecFromURL parses: a git:: prefix, an ssh, https, http or file
+# scheme, a user@ prefix, a github.com host; all case-insensitive). Any scheme-like prefix counts,
+# whatever the disk holds (a folder named ``http:`` does not make ``http://host/x`` local).
+_REMOTE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*:|[A-Za-z][A-Za-z0-9-]*@|github\.com[/:])", re.IGNORECASE)
+_REMOTE_HINT = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/")
 _NAME = "trainjob-resources"
 # The fields of kustomize's Kustomization (api/types/kustomization.go), spelled exactly: Go decodes
 # them case-insensitively, so ``Resources:`` would name a base this walker never checked.
@@ -238,14 +244,20 @@ class _Walker:
 
     def reference(self, kustomization: Kustomization, where: str, entry: str) -> tuple[str, bool]:
         """The real path an entry names and whether it is a folder; only local paths inside the root."""
+        if is_remote(entry):
+            raise RenderError(
+                f"{where}: {shown(entry)}: a remote base or file; render fetches nothing (vendor it into the "
+                "repository; kustomize takes a scheme, git:: or user@ prefix, or github.com for a URL or "
+                "repository whatever is on disk)"
+            )
         if os.path.isabs(entry):
             raise RenderError(f"{where}: {shown(entry)}: an absolute path; write it relative to the kustomization")
         path = os.path.join(kustomization.real_dir, entry)
         if not os.path.lexists(path):
-            if _REMOTE.match(entry):
+            if _REMOTE_HINT.match(entry):
                 raise RenderError(
-                    f"{where}: {shown(entry)}: a remote base or file; render fetches nothing "
-                    "(vendor it into the repository)"
+                    f"{where}: {shown(entry)}: no such file or folder (a remote base? render fetches nothing: "
+                    "vendor it into the repository)"
                 )
             raise RenderError(f"{where}: {shown(entry)}: no such file or folder")
         real = self.reader.resolve(path, f"{where}: {entry}", self.plan.root)
@@ -307,18 +319,32 @@ def _check_fields(node: MappingNode, label: str) -> None:
             for key, value in current.value:
                 if key.tag == yn.MERGE_TAG or yn.scalar(key) == "<<":
                     raise RenderError(f"{shown(label)}: a YAML merge key (<<): write the fields out")
-                field_name = str(yn.scalar(key)).lower()
+                key_text = str(yn.scalar(key))
+                if not key_text.isascii():
+                    # Go's encoding/json matches field names with Unicode simple folding (``file\u017f`` is
+                    # ``files``, ``\u212a`` is ``k``): no key of kustomize's needs anything but ASCII.
+                    raise RenderError(
+                        f"{shown(label)}: {shown(key_text)}: a field name with non-ASCII letters, which kustomize "
+                        "may read as another field (Go matches names case-insensitively, with Unicode folding); "
+                        "refused"
+                    )
+                field_name = key_text.lower()  # for ASCII, exactly Go's case-insensitive match
                 if field_name not in _NOT_FILES:
                     stack.append((value, field_name in PATH_FIELDS))
         elif isinstance(current, SequenceNode):
             stack.extend((entry, is_path) for entry in current.value)
         elif is_path and isinstance(current, ScalarNode) and "\n" not in current.value:
             path = current.value.split("=", 1)[-1]  # a generator's files: entry may be key=path
-            if "://" in path or os.path.isabs(path):
+            if is_remote(path) or is_remote(current.value) or os.path.isabs(path):
                 raise RenderError(
                     f"{shown(label)}: {shown(current.value)}: a URL or absolute path; render reads only files "
                     "inside the repository and fetches nothing"
                 )
+
+
+def is_remote(entry: str) -> bool:
+    """Whether kustomize's loader fetches or clones ``entry`` rather than reading a local path."""
+    return bool(_REMOTE.match(entry.lstrip()))
 
 
 def _entries(node: MappingNode, key: str) -> Iterator[tuple[int, str]]:

@@ -11,9 +11,10 @@ bytes (``MAX_INPUT_BYTES``, the KRM function's own input limit), folder entries 
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass, field
+
+from ..values.text import printable
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024  # yamlnodes.MAX_INPUT_BYTES, the KRM function's input limit
 MAX_ITEMS = 100_000  # krm.MAX_ITEMS (both checked equal by the tests; this module imports no YAML)
@@ -22,17 +23,15 @@ MAX_FOLDER_DEPTH = 64
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 _SHOWN_LIMIT = 8  # names listed in one note
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
 
 class RenderError(Exception):
     """Input that cannot be rendered; the message says which file and why."""
 
 
 def shown(text: object) -> str:
-    """``text`` fit for one line of a message: control characters are written as escapes, so that a
-    file name cannot forge lines of output or terminal sequences."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+    """``text`` fit for one line of a message: control, bidi and zero-width characters are written as
+    escapes, so that a file name cannot forge lines of output, terminal sequences or reordered text."""
+    return printable(text)
 
 
 @dataclass

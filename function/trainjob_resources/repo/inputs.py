@@ -76,9 +76,13 @@ def load(
     """The inputs as one ResourceList, read as ``render`` and ``explain`` read them; problems that
     stop reading are in ``Inputs.errors``, entries skipped in ``Inputs.notes``. Objects that name
     no namespace get ``namespace``; objects read from ``runtimes`` are marked local-config."""
+    import time
+
     from ..krm import resource_list as krm
 
     inputs = Inputs()
+    inputs.reader.time_limit = timeout
+    inputs.reader.deadline = time.monotonic() + timeout  # one limit for all the render's kustomize builds
     default_root = _default_root(root, environ)
     platform = _platform_config(config, inputs.reader)
     skip = {os.path.realpath(config)} if config else set()

@@ -10,8 +10,10 @@ holds only what the checks let through: regular files that resolve inside the ro
 once and within the load's budget) and links between them; its bases (``resources``,
 ``components``) must be folders inside the root, so nothing is fetched and nothing outside is read.
 
-The build runs with an empty environment, a time limit (wall clock, and CPU time as a resource
-limit that holds even if ``render`` dies), in its own process group, killed with ``render``.
+The build runs with an empty environment, one deadline for all the builds of a render (wall clock,
+and CPU time as a resource limit), a data limit (MAX_MEMORY), in its own process group and network
+namespace (where the kernel allows one), killed with ``render`` even if render is killed (a
+parent-death signal). The private copy is made outside the repository, or not at all.
 """
 
 from __future__ import annotations
@@ -597,10 +599,18 @@ class Interrupted(BaseException):
 
 
 def build(found: Plan, reader: Reader, timeout: float = DEFAULT_TIMEOUT) -> str:
-    """kustomize's output for the plan, read within the load's budget; RenderError if it fails."""
+    """kustomize's output for the plan, read within the load's budget; RenderError if it fails.
+    ``timeout`` applies when the reader carries no deadline of its own (the render's, for all builds)."""
     from ..yamltext import yamlnodes as yn
 
-    with tempfile.TemporaryDirectory(prefix="trainjob-resources-") as work:
+    deadline = reader.deadline if reader.deadline is not None else time.monotonic() + timeout
+    limit = reader.time_limit if reader.deadline is not None else timeout
+    with _signals(), _work_dir(found.root) as work:  # handlers first: a stop during the copy cleans up too
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise RenderError(
+                f"{shown(found.label)}: the render's {limit:g} s for kustomize builds ran out before this one; stopped"
+            )
         tree = os.path.join(work, "tree")
         os.mkdir(tree)
         directory = mirror(found, reader, tree)
@@ -608,17 +618,33 @@ def build(found: Plan, reader: Reader, timeout: float = DEFAULT_TIMEOUT) -> str:
             argv = command(directory)
         except RenderError as missing:
             raise RenderError(f"{shown(found.label)}: has a kustomization; {missing}") from None
-        env = {"PATH": "/nonexistent", "HOME": work, "LC_ALL": "C", "KUSTOMIZE_PLUGIN_HOME": "/nonexistent"}
-        code, out, stderr, timed_out = _run(argv, env, work, timeout, reader.budget.bytes_left)
+        env = {
+            "PATH": "/nonexistent",
+            "HOME": work,
+            "LC_ALL": "C",
+            "KUSTOMIZE_PLUGIN_HOME": "/nonexistent",
+            "GOMEMLIMIT": f"{MAX_MEMORY * 3 // 4}B",  # the Go runtime collects harder before the hard limit
+            "GOMAXPROCS": "2",
+        }
+        left = deadline - time.monotonic()
+        code, out, stderr, timed_out = _run(argv, env, work, left, reader.budget.bytes_left)
         tool = "kustomize build" if os.path.basename(argv[0]) == "kustomize" else "kubectl kustomize"
         if timed_out:
-            raise RenderError(f"{shown(found.label)}: `{tool}` did not finish within {timeout:g} s; stopped")
+            raise RenderError(
+                f"{shown(found.label)}: `{tool}` did not finish within the render's {limit:g} s for kustomize "
+                "builds; stopped"
+            )
         if out is None:
             raise RenderError(
                 f"{shown(found.label)}: `{tool}` printed more than the {reader.budget.bytes_left} bytes left "
                 "of the render's input limit; stopped"
             )
         if code != 0:
+            if _out_of_memory(stderr):
+                raise RenderError(
+                    f"{shown(found.label)}: `{tool}` ran out of its {MAX_MEMORY // MiB} MiB of memory (YAML aliases "
+                    "that expand, or a large file named many times?); stopped"
+                )
             summary = _summary(stderr, tree, found.root)
             raise RenderError(f"{shown(found.label)}: `{tool}` failed (exit {code}): {summary}")
     reader.budget.take_bytes(len(out), found.label)
@@ -628,12 +654,111 @@ def build(found: Plan, reader: Reader, timeout: float = DEFAULT_TIMEOUT) -> str:
         raise RenderError(f"{shown(found.label)}: kustomize output: {err}") from None
 
 
-def _limits(cpu_seconds: int) -> None:
+MiB = 1024 * 1024
+# kustomize's data segment (RLIMIT_DATA: the Go heap's private writable mappings; the Go runtime
+# starts under 128 MiB of it, while an address-space limit under 1 GiB stops it reserving its arenas).
+MAX_MEMORY = 1024 * MiB
+WORK_PREFIX = "trainjob-resources-"
+
+
+def _out_of_memory(stderr: bytes) -> bool:
+    return b"out of memory" in stderr or b"cannot allocate memory" in stderr
+
+
+@contextlib.contextmanager
+def _signals() -> Iterator[None]:
+    """SIGTERM, SIGHUP and SIGINT raise Interrupted while a build is prepared and runs (the private
+    copy is removed and kustomize killed on the way out); only the main thread may set handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def temp_candidates() -> list[str]:
+    return [d for d in (os.environ.get("TMPDIR"), "/tmp", "/var/tmp", "/dev/shm") if d]
+
+
+@contextlib.contextmanager
+def _work_dir(root: Root) -> Iterator[str]:
+    """A private folder for the copy, outside the repository (never Python's fallback to the current
+    folder); copies left by renders that were killed (SIGKILL: no clean-up ran) are removed first."""
+    tried: list[str] = []
+    for candidate in temp_candidates():
+        real = os.path.realpath(candidate)
+        if not os.path.isabs(candidate) or root.contains(real) or real in tried:
+            continue
+        tried.append(real)
+        _remove_orphans(real)
+        try:
+            work = tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-", dir=real)
+        except OSError:
+            continue
+        try:
+            yield work
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
+    raise RenderError(
+        "no temporary folder outside the repository is writable (TMPDIR, /tmp, /var/tmp, /dev/shm); render "
+        "builds kustomizations in a private copy and writes nothing into the repository: refused"
+    )
+
+
+def _remove_orphans(folder: str) -> None:
+    uid = os.getuid()
+    with contextlib.suppress(OSError), os.scandir(folder) as scan:
+        for entry in scan:
+            if not entry.name.startswith(WORK_PREFIX):
+                continue
+            pid_text = entry.name.removeprefix(WORK_PREFIX).split("-", 1)[0]
+            with contextlib.suppress(OSError, ValueError):
+                if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                try:
+                    os.kill(int(pid_text), 0)
+                except ProcessLookupError:
+                    shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _libc() -> object | None:
+    """The C library render runs on (dlopen of no file: nothing new is loaded), for prctl and unshare."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+_PR_SET_PDEATHSIG = 1
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+
+
+def _child_setup(cpu_seconds: int, libc: object | None, parent: int) -> None:
+    """In kustomize's process, before it runs: killed with render (a parent-death signal, set before
+    the check that render is still there), CPU time and data limits, and a network namespace of its
+    own (no interface but a down loopback) where the kernel allows one, as root or in a user namespace."""
     import resource
 
+    if libc is not None:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # type: ignore[attr-defined]
+    if os.getppid() != parent:
+        os._exit(137)
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     hard = cpu_seconds + 1 if hard == resource.RLIM_INFINITY else min(hard, cpu_seconds + 1)
     resource.setrlimit(resource.RLIMIT_CPU, (min(cpu_seconds, hard), hard))
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    data = MAX_MEMORY if hard == resource.RLIM_INFINITY else min(hard, MAX_MEMORY)
+    resource.setrlimit(resource.RLIMIT_DATA, (data, data))
+    if libc is not None and libc.unshare(_CLONE_NEWNET) != 0:  # type: ignore[attr-defined]
+        libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET)  # type: ignore[attr-defined]
 
 
 def _run(
@@ -641,6 +766,7 @@ def _run(
 ) -> tuple[int, bytes | None, bytes, bool]:
     """Exit code, stdout (None past ``max_out``), stderr (first 64 KiB) and whether time ran out."""
     cpu = max(1, int(timeout) + 1)
+    libc, parent = _libc(), os.getpid()
     process = subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
@@ -649,11 +775,8 @@ def _run(
         env=env,
         cwd=cwd,
         start_new_session=True,
-        preexec_fn=lambda: _limits(cpu),
+        preexec_fn=lambda: _child_setup(cpu, libc, parent),
     )
-    previous = {}
-    if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
-        previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
     out, err = bytearray(), bytearray()
     too_much = timed_out = False
     try:
@@ -691,8 +814,6 @@ def _run(
     finally:
         if process.poll() is None:
             _kill(process)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()

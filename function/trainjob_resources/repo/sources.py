@@ -81,6 +81,9 @@ class Reader:
     errors: list[str] = field(default_factory=list)
     seen: dict[str, str] = field(default_factory=dict)  # real path -> the label it was first read as
     kept: dict[str, bytes] = field(default_factory=dict)  # files read to plan a build, copied from here
+    # The render's one deadline (time.monotonic()) for every kustomize build, and the limit it came from.
+    deadline: float | None = None
+    time_limit: float = 60.0
 
     def resolve(self, path: str, label: str, root: Root) -> str:
         """The real path of ``path``; a RenderError if it is not inside ``root``."""

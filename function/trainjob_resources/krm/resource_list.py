@@ -439,6 +439,11 @@ def _function_config(root: MappingNode, items_node: Node | None) -> Item | None:
         raise ResourceListError(f"ResourceList: {err}") from None
     config_node = yn.get(root, "functionConfig")
     if isinstance(config_node, MappingNode):
+        merged = yn.merge_key_path(config_node)
+        if merged is not None:
+            raise ResourceListError(
+                f"ResourceList.functionConfig has a YAML merge key (<<) at {merged}: write the fields out"
+            )
         return Item(config_node)
     if not yn.is_null(config_node):
         raise ResourceListError("ResourceList.functionConfig must be a mapping")
@@ -683,6 +688,63 @@ def _finite(value: Any) -> Any:
     return value
 
 
+# The objects the function reads to decide (TrainJobs, runtimes, the namespace policy, its config):
+# each must read the same in PyYAML and in go-yaml, and none may hide in another object's items.
+POLICY_INPUTS = frozenset(
+    {
+        ("trainer.kubeflow.org", "TrainJob"),
+        ("trainer.kubeflow.org", "TrainingRuntime"),
+        ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
+        ("", "LimitRange"),
+        ("", "ResourceQuota"),
+        ("fn.trainjob-resources.io", "TrainJobResources"),
+    }
+)
+
+
+def is_policy_input(node: Node, api_version: str | None = None, kind: str | None = None) -> bool:
+    api_version = yn.scalar(yn.get(node, "apiVersion")) if api_version is None else api_version
+    kind = yn.scalar(yn.get(node, "kind")) if kind is None else kind
+    group = (api_version or "").rpartition("/")[0] if "/" in (api_version or "") else ""
+    return (group, kind or "") in POLICY_INPUTS
+
+
+def merge_problem(node: Node) -> tuple[str, str] | None:
+    """A YAML merge key in an object the function decides on: refused (PyYAML and go-yaml disagree)."""
+    path = yn.merge_key_path(node)
+    if path is None:
+        return None
+    return (
+        f"has a YAML merge key (<<) at {path}: kubectl and Argo CD (go-yaml) let a later merge override "
+        "an explicit key, PyYAML does not, so the policy would be checked on another object than the "
+        "cluster gets; write the fields out",
+        path,
+    )
+
+
+def list_items(node: Node) -> tuple[list[Node], str | None]:
+    """The objects kubectl applies for one document: an object with an ``items`` field (any kind) is
+    a list to kubectl's and Argo CD's decoders (apimachinery's unstructured JSON scheme checks for
+    ``items``, not the kind), and only its items are applied. An item with neither apiVersion nor
+    kind gets the list's from kubectl (kind minus ``List``) and none from Argo CD: refused."""
+    items = yn.get(node, "items")
+    if items is None:
+        return [node], None
+    if yn.is_null(items):
+        return [], None
+    if not isinstance(items, SequenceNode):
+        return [], "has an items field that is not a list (kubectl reads any object with items as a list)"
+    kind = yn.scalar(yn.get(node, "kind")) or ""
+    for entry in items.value:
+        if isinstance(entry, MappingNode) and yn.get(entry, "kind") is None and yn.get(entry, "apiVersion") is None:
+            return [], (
+                f"has an item with neither apiVersion nor kind: kubectl would apply it as a "
+                f"{kind.removesuffix('List') or '(no kind)'} (the list's kind without List), Argo CD as nothing; "
+                "give it its apiVersion and kind"
+            )
+    return list(items.value), None
+
+
 def _item_problem(node: Node, line: int = 0) -> tuple[str, str | None] | None:
     """What makes an item unusable (it is still passed through), with the field at fault.
     ``line`` is where the item's text starts in the whole input."""
@@ -692,6 +754,22 @@ def _item_problem(node: Node, line: int = 0) -> tuple[str, str | None] | None:
         yn.check_duplicate_keys(node, textedit.collections_of(node))
     except yn.DuplicateKeyError as err:
         return f"duplicate mapping key {err.key!r} (line {err.line + line})", err.path
+    if is_policy_input(node):
+        found = merge_problem(node)
+        if found is not None:
+            return found
+    if yn.get(node, "items") is not None:
+        entries, problem = list_items(node)
+        if problem is None:
+            hidden = [e for e in entries if isinstance(e, MappingNode) and is_policy_input(e)]
+            if hidden:
+                what = yn.scalar(yn.get(hidden[0], "kind"))
+                problem = (
+                    f"has an items list holding a {what}: kubectl and Argo CD apply the items of any object with "
+                    "an items field, and the function checks only objects of their own; list it as an item"
+                )
+        if problem is not None:
+            return problem, "items"
     if not yn.scalar(yn.get(node, "kind")) or not yn.scalar(yn.get(node, "apiVersion")):
         return "has no apiVersion or kind; it is passed through unchanged", None
     return None

@@ -19,6 +19,7 @@ parent-death signal). The private copy is made outside the repository, or not at
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import selectors
@@ -32,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .sources import MAX_FOLDER_DEPTH, Reader, RenderError, Root, shown
+from .sources import MAX_FOLDER_DEPTH, Reader, RenderError, Root, shown, unreadable
 
 if TYPE_CHECKING:
     from yaml.nodes import MappingNode, Node
@@ -448,7 +449,11 @@ class _Copier:
                     out.write(self.rewritten(kustomization))
             elif entry.is_symlink():
                 real = self.reader.resolve(path, entry_label, self.plan.root)
-                if not os.path.exists(real):
+                try:
+                    os.stat(real)
+                except OSError as err:
+                    if err.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                        raise unreadable(entry_label, err) from None
                     self.reader.notes.append(f"note: {shown(entry_label)}: skipped: a broken symbolic link")
                     continue
                 os.symlink(self.target(real), self.target(path))

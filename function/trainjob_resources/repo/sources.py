@@ -10,6 +10,7 @@ bytes (``MAX_INPUT_BYTES``, the KRM function's own input limit), folder entries 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass, field
@@ -153,12 +154,15 @@ class Reader:
                 hidden.append(name)
                 continue
             path = os.path.join(directory, name)
-            real = self.resolve(path, entry_label, root) if entry.is_symlink() else path
+            link = entry.is_symlink()
+            real = self.resolve(path, entry_label, root) if link else path
             try:
                 info = os.stat(real)
-            except OSError:
-                self.notes.append(f"note: {shown(entry_label)}: skipped: a broken symbolic link")
-                continue
+            except OSError as err:
+                if link and err.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                    self.notes.append(f"note: {shown(entry_label)}: skipped: a broken symbolic link")
+                    continue
+                raise unreadable(entry_label, err) from None
             if stat.S_ISDIR(info.st_mode):
                 out.append((real, entry_label, None))
             elif not stat.S_ISREG(info.st_mode):
@@ -174,6 +178,12 @@ class Reader:
                 f"note: {shown(label)}: skipped files that are not *.yaml, *.yml or *.json: {_names(others)}"
             )
         return out
+
+
+def unreadable(label: str, err: OSError) -> RenderError:
+    """A file or folder that cannot be looked at (a path too long, no permission): an error, never
+    an entry dropped without a word."""
+    return RenderError(f"{shown(label)}: cannot read: {err.strerror or err}")
 
 
 def _kind(mode: int) -> str:

@@ -347,6 +347,8 @@ def _objects(node: Node) -> tuple[list[Node], str | None]:
     from ..krm.resource_list import list_items
     from ..yamltext import yamlnodes as yn
 
+    if yn.scalar(yn.get(node, "kind")) == "ResourceList":
+        return [node], None  # not applied but piped to the function: _problem says so
     is_list = yn.scalar(yn.get(node, "kind")) == "List" and yn.scalar(yn.get(node, "apiVersion")) == "v1"
     if not is_list and yn.is_null(yn.get(node, "items")) and yn.get(node, "items") is not None:
         return (

@@ -88,7 +88,7 @@ class Loopback:
                 super().setup()
                 owner.connections += 1
 
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            def do_GET(self) -> None:
                 path = self.path.split("?")[0]
                 if path in _DISCOVERY:
                     owner.connections -= 1  # kubectl's discovery: not a fetch
@@ -250,9 +250,9 @@ def kubectl_reads(text: str, loopback: Loopback, work: Path) -> list[dict[str, A
         pytest.skip("kubectl is not on PATH")
     source = work / f"kubectl-input-{len(list(work.glob('kubectl-input-*')))}.yaml"
     source.write_text(text)
+    url = f"http://127.0.0.1:{loopback.port}"
     done = subprocess.run(
-        [kubectl, "create", "--dry-run=client", "-o", "json", "--validate=false"]
-        + ["-s", f"http://127.0.0.1:{loopback.port}", "-f", str(source)],
+        [kubectl, "create", "--dry-run=client", "-o", "json", "--validate=false", "-s", url, "-f", str(source)],
         capture_output=True,
         text=True,
         timeout=60,

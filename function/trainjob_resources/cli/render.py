@@ -53,7 +53,7 @@ option is an error), ARGOCD_APP_NAMESPACE is the default for --namespace, ARGOCD
 application in error messages, and the repository root (from ARGOCD_APP_SOURCE_PATH) is the root.
 Options of --config (the platform's) are a floor: the repository's config and {ENV_PREFIX}* may
 only tighten maxPerContainer, allowedResources, allowGpuInSidecars, gpuResources and
-namespacePolicy; other options they may set freely.
+namespacePolicy, and may not change a derivedRuntimeKind it sets; other options they may set freely.
 
 Exit status: 0 when rendered, 1 on any error or when there is nothing to print (unless
 --allow-empty; nothing is printed to stdout then), 2 on bad usage.
@@ -153,7 +153,8 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         type=float,
         default=60.0,
-        help="time limit of each kustomize build (default: 60)",
+        help="time limit of all the render's kustomize builds together (default: 60, inside Argo CD's own "
+        "90 s exec timeout, ARGOCD_EXEC_TIMEOUT)",
     )
 
 

@@ -745,16 +745,23 @@ def list_items(node: Node) -> tuple[list[Node], str | None]:
     return list(items.value), None
 
 
+def _has_merge_key(collections: list[Node]) -> bool:
+    """Whether a tree's collections (every one, as read) hold a merge key: one pass, no paths built."""
+    merge = yn.MERGE_TAG
+    return any(key.tag == merge for node in collections if node.__class__ is MappingNode for key, _ in node.value)
+
+
 def _item_problem(node: Node, line: int = 0) -> tuple[str, str | None] | None:
     """What makes an item unusable (it is still passed through), with the field at fault.
     ``line`` is where the item's text starts in the whole input."""
     if not isinstance(node, MappingNode):
         return f"is not a mapping (line {node.start_mark.line + line + 1}); it is passed through unchanged", None
+    collections = textedit.collections_of(node)
     try:
-        yn.check_duplicate_keys(node, textedit.collections_of(node))
+        yn.check_duplicate_keys(node, collections)
     except yn.DuplicateKeyError as err:
         return f"duplicate mapping key {err.key!r} (line {err.line + line})", err.path
-    if is_policy_input(node):
+    if is_policy_input(node) and (collections is None or _has_merge_key(collections)):
         found = merge_problem(node)
         if found is not None:
             return found

@@ -886,3 +886,14 @@ def test_twenty_renders_in_parallel_give_identical_output(tmp_path: Path) -> Non
     outputs = [p.communicate(timeout=120) for p in processes]
     assert all(p.returncode == 0 for p in processes), [e[-500:] for _, e in outputs]
     assert len({out for out, _ in outputs}) == 1
+
+
+def test_huge_quantities_in_many_trainjobs_give_bounded_output_in_krm_mode() -> None:
+    from tests.hostile import RUNTIME as KRM_RUNTIME
+    from tests.hostile import bundle, run_limited, trainjob_value, trainjob_yaml
+
+    items = [trainjob_yaml(trainjob_value(name=f"tj{i}", memory="1e99999")) for i in range(3000)]
+    data = bundle(KRM_RUNTIME, *items)
+    run = run_limited(data, memory_mib=1024, cpu_seconds=30)
+    assert run.code in (0, 1), run
+    assert len(run.stdout) < 4 * len(data), f"{len(run.stdout)} bytes out for {len(data)} in (603 MB before)"

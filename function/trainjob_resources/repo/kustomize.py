@@ -663,7 +663,7 @@ MiB = 1024 * 1024
 # kustomize's data segment (RLIMIT_DATA: the Go heap's private writable mappings; the Go runtime
 # starts under 128 MiB of it, while an address-space limit under 1 GiB stops it reserving its arenas).
 MAX_MEMORY = 1024 * MiB
-WORK_PREFIX = "trainjob-resources-"
+WORK_PREFIX = "trainjob-resources-"  # then the PID namespace, the process id, mkdtemp's random part
 
 
 def _out_of_memory(stderr: bytes) -> bool:
@@ -701,7 +701,7 @@ def _work_dir(root: Root) -> Iterator[str]:
         tried.append(real)
         _remove_orphans(real)
         try:
-            work = tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-", dir=real)
+            work = tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{_pid_namespace()}-{os.getpid()}-", dir=real)
         except OSError:
             continue
         try:
@@ -715,13 +715,27 @@ def _work_dir(root: Root) -> Iterator[str]:
     )
 
 
+def _pid_namespace() -> int:
+    """The PID namespace render runs in (its inode): a process id means something only within it."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
 def _remove_orphans(folder: str) -> None:
-    uid = os.getuid()
+    """Removes private copies of renders of this PID namespace, owned by this user, whose process is
+    gone (a render killed by SIGKILL runs no clean-up). Copies of other namespaces (a /tmp shared by
+    containers) are left alone: their process ids cannot be checked from here."""
+    uid, namespace = os.getuid(), str(_pid_namespace())
     with contextlib.suppress(OSError), os.scandir(folder) as scan:
         for entry in scan:
             if not entry.name.startswith(WORK_PREFIX):
                 continue
-            pid_text = entry.name.removeprefix(WORK_PREFIX).split("-", 1)[0]
+            parts = entry.name.removeprefix(WORK_PREFIX).split("-", 2)
+            if len(parts) < 3 or parts[0] != namespace:
+                continue
+            pid_text = parts[1]
             with contextlib.suppress(OSError, ValueError):
                 if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != uid:
                     continue

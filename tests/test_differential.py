@@ -271,7 +271,11 @@ def kubectl_reads(text: str, loopback: Loopback, work: Path) -> list[dict[str, A
 
 
 def test_json_strings_stay_strings_for_kubectl(loopback: Loopback, tmp_path: Path) -> None:
-    data = {k: k for k in ("y", "N", "on", "Off", "1e3", "0o17", "0b101", "1_000", "-.5", "09", "0x1F", "~", "plain")}
+    corpus = ("y", "N", "on", "Off", "yES", "nULL", "1e3", "0o17", "0b101", "1_000", "-.5", "09", "0x1F", "~", "plain")
+    corpus += ("+1", ".5", "1.", "0.", "1e", "e3", "0x", "0o8", "0b2", "-0b1", "1__0", "_1", "1:20", "+.inf", "-.Inf")
+    corpus += (".NaN", "2001-12-14", "2001-12-14T21:59:43Z", "-", ".", "+", "<<", "=", "1e+3", "1E-3", "0777", "null")
+    corpus += ("", "True", "FALSE", "~a", "1,000", "0x_1F", "١٢", "1e3e3", "Yes please", "00", "-0", "+0.0e0")
+    data = {f"k{i}": value for i, value in enumerate(corpus)}
     labels = {"enabled": "y", "tier": "on"}
     source = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "y", "labels": labels}, "data": data}
     write(tmp_path / "repo" / "cm.json", json.dumps(source))

@@ -712,13 +712,17 @@ def test_snake_case_options_are_refused_by_render_and_by_the_function(repo: Path
     assert run.code == 1 and "did you mean 'maxPerContainer'?" in run.stdout.decode() + run.stderr, run
 
 
+@pytest.mark.parametrize("field", ["name", "namespace"])
 @pytest.mark.parametrize("name", ["tj\n0 errors; rendered OK", "tj\x1b[2Jhidden", "tj\u202eKO ,derever"])
-def test_a_name_cannot_forge_or_reorder_a_message(repo: Path, name: str) -> None:
-    write(repo / "app" / "trainjob.yaml", TRAINJOB.replace("name: large-dataset-training", f"name: {json_text(name)}"))
+def test_a_name_cannot_forge_or_reorder_a_message(repo: Path, name: str, field: str) -> None:
+    value = json_text(name)
+    replacement = f"name: {value}" if field == "name" else f"name: large-dataset-training\n  namespace: {value}"
+    write(repo / "app" / "trainjob.yaml", TRAINJOB.replace("name: large-dataset-training", replacement))
     write(repo / "app" / "runtime.yaml", RUNTIME.replace("name: pytorch-distributed", "name: gone"))
     out = render(repo / "app")
     assert out.code == 1, out
     assert name not in out.stderr and "\x1b" not in out.stderr and "\u202e" not in out.stderr, out
+    assert name.encode("unicode_escape").decode() in out.stderr, "the value is shown, escaped"
     assert all(line.startswith(("error", "warning", "note", "trainjob-resources")) for line in out.stderr.splitlines())
 
 

@@ -450,48 +450,12 @@ def text_node(value: str) -> ScalarNode:
 # taken out (0x, 0o, 0b, leading 0), and its yamlStyleFloat. PyYAML's resolver (1.1 too) reads
 # ``y``, ``n``, ``1e3``, ``0o17`` and ``1_0`` as strings; written plain, the cluster would not.
 _YAML11_WORDS = frozenset(
-    [
-        "y",
-        "Y",
-        "yes",
-        "Yes",
-        "YES",
-        "n",
-        "N",
-        "no",
-        "No",
-        "NO",
-        "true",
-        "True",
-        "TRUE",
-        "false",
-        "False",
-        "FALSE",
-        "on",
-        "On",
-        "ON",
-        "off",
-        "Off",
-        "OFF",
-        "~",
-        "null",
-        "Null",
-        "NULL",
-        ".inf",
-        ".Inf",
-        ".INF",
-        "+.inf",
-        "+.Inf",
-        "+.INF",
-        "-.inf",
-        "-.Inf",
-        "-.INF",
-        ".nan",
-        ".NaN",
-        ".NAN",
-        "<<",
-    ]
-)
+    (
+        "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE", "false", "False",
+        "FALSE", "on", "On", "ON", "off", "Off", "OFF", "~", "null", "Null", "NULL", ".inf", ".Inf", ".INF",
+        "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN", "<<",
+    )
+)  # fmt: skip
 _YAML11_NUMBER = re.compile(
     r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|[0-9]+)"
     r"|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"

@@ -318,8 +318,8 @@ CASES = [
     Case(
         "merge key inside a TrainJob",
         lambda: bundle(RUNTIME, TRAINJOB.replace("  spec:\n", "  spec:\n    <<: {suspend: true}\n", 1)),
-        0,
-        "",
+        1,
+        "has a YAML merge key (<<) at spec.<<",  # issue 21: go-yaml and PyYAML resolve it differently
     ),
     Case(
         "more than MAX_INPUT_BYTES",

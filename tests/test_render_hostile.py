@@ -382,7 +382,10 @@ def test_kustomize_fan_out_is_cut_by_the_time_limit_or_the_output_bound(repo: Pa
             )
     out = render(repo, "fan/l18", "--timeout", "3", cpu_seconds=20)
     assert (out.code, out.stdout) == (1, ""), out
-    assert "did not finish within 3 s; stopped" in out.stderr or "bytes left of the render's input limit" in out.stderr
+    assert (
+        "did not finish within the render's 3 s for kustomize builds; stopped" in out.stderr
+        or "bytes left of the render's input limit" in out.stderr
+    )
 
 
 def test_a_named_pipe_is_skipped_not_waited_for(repo: Path) -> None:
@@ -522,14 +525,18 @@ def test_kustomize_runs_plain_with_an_empty_environment_and_a_time_limit(repo: P
     kustomization(repo / "app", "")
     out = render(repo / "app", "--timeout", "1", path=f"{tmp_path / 'bin'}:/usr/bin:/bin")
     assert (out.code, out.stdout) == (1, ""), out
-    assert "error: .: `kustomize build` did not finish within 1 s; stopped" in out.stderr, out
+    assert (
+        "error: .: `kustomize build` did not finish within the render's 1 s for kustomize builds; stopped" in out.stderr
+    ), out
     arguments = args.read_text().split()
     assert arguments[:3] == ["build", "--load-restrictor", "LoadRestrictionsRootOnly"]
     assert not [a for a in arguments if a.startswith("--enable")]
     variables = dict(line.split("=", 1) for line in env.read_text().splitlines() if "=" in line)
     assert SECRET not in env.read_text()
     assert {"PATH", "HOME", "LC_ALL", "KUSTOMIZE_PLUGIN_HOME"} <= set(variables)
-    assert set(variables) <= {"PATH", "HOME", "LC_ALL", "KUSTOMIZE_PLUGIN_HOME", "PWD", "SHLVL", "_", "OLDPWD"}
+    ours = {"PATH", "HOME", "LC_ALL", "KUSTOMIZE_PLUGIN_HOME", "GOMEMLIMIT", "GOMAXPROCS"}
+    assert set(variables) <= ours | {"PWD", "SHLVL", "_", "OLDPWD"}
+    assert variables["GOMEMLIMIT"] == f"{768 * 1024 * 1024}B"
     for pid in map(int, pids.read_text().split()):
         assert not alive(pid), "the build's whole process group is killed"
 
@@ -554,3 +561,343 @@ def test_kustomize_is_killed_with_render(repo: Path, tmp_path: Path) -> None:
     assert b"stopped by signal 15" in stderr
     for pid in map(int, pids.read_text().split()):
         assert not alive(pid)
+
+
+# Issue 21: decide as kustomize and go-yaml decide, bound the kustomize child, lose nothing
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "hTTp://127.0.0.1:9/x.yaml",  # Go lower-cases the scheme
+        "https:/127.0.0.1/x.yaml",
+        "git::https://127.0.0.1/repo.git",
+        "deploy@127.0.0.1:org/repo",
+        "GitHub.com:org/repo",
+        "file:///etc/passwd",
+    ],
+)
+def test_a_remote_form_is_refused_whatever_the_disk_holds(repo: Path, entry: str) -> None:
+    kustomization(repo / "app", f"resources:\n- runtime.yaml\n- trainjob.yaml\n- {entry}\n")
+    decoy = repo / "app" / os.path.normpath(entry)
+    write(decoy / "kustomization.yaml", "resources: []\n") if not entry.endswith(".yaml") else write(decoy, RUNTIME)
+    out = render(repo / "app")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert f"resources[2]: {entry}: a remote base or file; render fetches nothing" in out.stderr, out
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["file\u017f", "env\u017f", "pat\u0127", "\u212aey", "fi\u0131es"],
+    ids=["long-s", "envs", "h", "kelvin", "dotless-i"],
+)
+def test_a_non_ascii_key_in_a_kustomization_is_refused(repo: Path, key: str) -> None:
+    kustomization(repo / "app", f"configMapGenerator:\n- name: x\n  {key}:\n  - creds.txt\n")
+    write(repo / "app" / "creds.txt", "x\n")
+    out = render(repo / "app")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "a field name with non-ASCII letters, which kustomize may read as another field" in out.stderr, out
+
+
+@pytest.mark.parametrize("where", ["runtime", "config", "platform-config"])
+def test_a_merge_key_in_a_runtime_or_a_config_is_refused(repo: Path, tmp_path: Path, where: str) -> None:
+    app = repo / "app"
+    args: list[str] = []
+    if where == "runtime":
+        write(app / "runtime.yaml", RUNTIME.replace("spec:\n", "spec:\n  <<: {mlPolicy: {numNodes: 64}}\n", 1))
+    elif where == "config":
+        write(app / "config.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n"
+              f"    {FUNCTION}: 'exec: {{path: trainjob-resources}}'\ndata:\n  <<: {{mode: native}}\n")  # fmt: skip
+    else:
+        platform = write(tmp_path / "platform.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n"
+                         "data:\n  <<: {maxPerContainer: 'memory=1Gi'}\n")  # fmt: skip
+        args = ["--config", str(platform)]
+    out = render(app, *args)
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "YAML merge key (<<)" in out.stderr, out
+
+
+def test_a_trainjob_hidden_in_a_list_is_checked_against_the_platform_caps(repo: Path, tmp_path: Path) -> None:
+    trainjob = yaml.safe_load(TRAINJOB)
+    wrapped = {"apiVersion": "example.com/v1", "kind": "Anything", "metadata": {"name": "w"}, "items": [trainjob]}
+    write(repo / "app" / "trainjob.yaml", yaml.safe_dump(wrapped))
+    platform = write(tmp_path / "platform.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n"
+                     "data:\n  maxPerContainer: memory=32Gi\n")  # fmt: skip
+    out = render(repo / "app", "--config", str(platform))
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "TrainJob large-dataset-training" in out.stderr and "32Gi" in out.stderr, out
+    write(repo / "app" / "trainjob.yaml", yaml.safe_dump({**wrapped, "items": None}))
+    out = render(repo / "app")
+    assert out.code == 1 and "items: null: kubectl reads an object with an items field as a list" in out.stderr, out
+
+
+def test_in_krm_mode_a_trainjob_in_an_items_list_is_an_error() -> None:
+    from tests.hostile import HEADER, bundle, run_limited
+    from tests.hostile import RUNTIME as KRM_RUNTIME
+
+    hidden = "- apiVersion: example.com/v1\n  kind: WidgetList\n  metadata: {name: w}\n  items:\n"
+    hidden += "  - apiVersion: trainer.kubeflow.org/v1alpha1\n    kind: TrainJob\n    metadata: {name: tj}\n"
+    run = run_limited(bundle(KRM_RUNTIME, hidden))
+    assert run.code == 1 and "has an items list holding a TrainJob" in run.stderr + run.stdout.decode(), run
+    assert HEADER
+
+
+def _gpu_job(memory: str) -> str:
+    return TRAINJOB.replace(
+        "                                memory: 64Gi\n                              requests:",
+        f"                                memory: 64Gi\n                                ephemeral-storage: {memory}\n"
+        "                              requests:",
+    ).replace(
+        "    numNodes: 2\n",
+        "    numNodes: 2\n    resourcesPerNode:\n      limits: {ephemeral-storage: 1m, nvidia.com/gpu: 64}\n",
+    )
+
+
+def test_totals_that_cannot_be_exact_fail_closed_under_a_policy(repo: Path, tmp_path: Path) -> None:
+    write(repo / "app" / "trainjob.yaml", _gpu_job("1e100010"))
+    out = render(repo / "app")
+    assert out.code == 0 and "cannot be totalled exactly" in out.stderr, out  # no policy: a warning
+    platform = write(tmp_path / "platform.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n"
+                     "data:\n  maxPerContainer: nvidia.com/gpu=8\n")  # fmt: skip
+    out = render(repo / "app", "--config", str(platform))
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "the policy cannot be checked, so it is refused" in out.stderr, out
+
+
+def test_a_huge_quantity_costs_little_and_prints_little(repo: Path) -> None:
+    write(repo / "app" / "trainjob.yaml", TRAINJOB.replace("memory: 64Gi", f"memory: '{'9' * 400_000}'", 1))
+    started = time.monotonic()
+    out = render(repo / "app", cpu_seconds=10)
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "400000 characters long: render reads quantities of at most 10240" in out.stderr, out
+    assert len(out.stderr) < 20_000 and time.monotonic() - started < 20
+
+
+def test_the_platform_pins_derived_runtime_kind(repo: Path, tmp_path: Path) -> None:
+    platform = write(tmp_path / "platform.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n"
+                     "data:\n  derivedRuntimeKind: TrainingRuntime\n")  # fmt: skip
+    env = {"ARGOCD_ENV_DERIVED_RUNTIME_KIND": "ClusterTrainingRuntime"}
+    out = render(repo / "app", "--config", str(platform), "--config-from-env", env=env)
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "derivedRuntimeKind ClusterTrainingRuntime: the platform pins it to TrainingRuntime" in out.stderr, out
+    assert render(repo / "app", "--config-from-env", env=env).code == 0, (
+        "without the platform's pin, the tenant's choice"
+    )
+
+
+def test_a_local_config_copy_never_stands_in_for_a_platform_runtime(repo: Path, tmp_path: Path) -> None:
+    platform = write(tmp_path / "platform" / "runtime.yaml", RUNTIME)
+    copy = yaml.safe_load(RUNTIME)
+    copy["metadata"].setdefault("annotations", {})["config.kubernetes.io/local-config"] = "true"
+    write(repo / "app" / "runtime.yaml", yaml.safe_dump(copy))
+    out = render(repo / "app", "--runtimes", str(platform.parent))
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "a local-config copy of a runtime the platform supplies" in out.stderr, out
+
+
+def test_snake_case_options_are_refused_by_render_and_by_the_function(repo: Path) -> None:
+    from tests.hostile import RUNTIME as KRM_RUNTIME
+    from tests.hostile import bundle, run_limited
+
+    config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n"
+    config += f"    {FUNCTION}: 'exec: {{path: trainjob-resources}}'\ndata:\n  max_per_container: memory=1Gi\n"
+    write(repo / "app" / "config.yaml", config)
+    out = render(repo / "app")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "unknown option 'max_per_container'; did you mean 'maxPerContainer'?" in out.stderr, out
+    function_config = b"functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n"
+    function_config += b"  data: {max_per_container: bad}\nitems:"
+    krm = bundle(KRM_RUNTIME).replace(b"items:", function_config, 1)
+    run = run_limited(krm)
+    assert run.code == 1 and "did you mean 'maxPerContainer'?" in run.stdout.decode() + run.stderr, run
+
+
+@pytest.mark.parametrize("field", ["name", "namespace"])
+@pytest.mark.parametrize("name", ["tj\n0 errors; rendered OK", "tj\x1b[2Jhidden", "tj\u202eKO ,derever"])
+def test_a_name_cannot_forge_or_reorder_a_message(repo: Path, name: str, field: str) -> None:
+    value = json_text(name)
+    replacement = f"name: {value}" if field == "name" else f"name: large-dataset-training\n  namespace: {value}"
+    write(repo / "app" / "trainjob.yaml", TRAINJOB.replace("name: large-dataset-training", replacement))
+    write(repo / "app" / "runtime.yaml", RUNTIME.replace("name: pytorch-distributed", "name: gone"))
+    out = render(repo / "app")
+    assert out.code == 1, out
+    assert name not in out.stderr and "\x1b" not in out.stderr and "\u202e" not in out.stderr, out
+    assert name.encode("unicode_escape").decode() in out.stderr, "the value is shown, escaped"
+    assert all(line.startswith(("error", "warning", "note", "trainjob-resources")) for line in out.stderr.splitlines())
+
+
+def json_text(value: str) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def test_the_source_path_cannot_make_the_root_slash(tmp_path: Path) -> None:
+    app = write(tmp_path / "a" / "b" / "trainjob.yaml", TRAINJOB).parent
+    source = str(app.resolve()).lstrip("/")
+    out = render(app, "--config-from-env", env={"ARGOCD_APP_SOURCE_PATH": source})
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "spells the whole current folder, so the repository root would be /; refused" in out.stderr, out
+
+
+def test_stderr_is_capped_with_a_count(repo: Path) -> None:
+    write(repo / "app" / "many.yaml", "- x\n---\n" * 50_000)
+    out = render(repo / "app")
+    assert out.code == 1, out
+    assert len(out.stderr.splitlines()) < 2_010 and "more lines not shown" in out.stderr, out
+    assert out.stderr.rstrip().endswith("errors; nothing rendered")
+
+
+def test_a_stream_of_empty_documents_costs_little(repo: Path) -> None:
+    write(repo / "app" / "empty.yaml", "---\n" * 1_000_000 + "--- # c\n\n" * 100_000)
+    out = render(repo / "app", cpu_seconds=8)
+    assert out.code == 0, out
+
+
+def test_a_path_the_walker_cannot_look_at_is_an_error_naming_it(repo: Path) -> None:
+    folder = repo / "app"
+    while len(str(folder)) < 3_900:
+        folder = folder / ("d" * 200)
+    folder.mkdir(parents=True)
+    fd = os.open(folder, os.O_RDONLY)  # the file's whole path is past PATH_MAX: created relative to its folder
+    try:
+        os.close(os.open("y" * 240 + ".yaml", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+    finally:
+        os.close(fd)
+    out = render(repo / "app")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "y" * 240 + ".yaml: cannot read: File name too long" in out.stderr, out
+
+
+def test_the_kustomize_child_is_bounded_in_memory(repo: Path) -> None:
+    bomb = [
+        "apiVersion: v1",
+        "kind: ConfigMap",
+        "metadata: {name: bomb}",
+        "data:",
+        '  a0: &a0 ["x","x","x","x","x","x","x","x","x"]',
+    ]
+    bomb += [f"  a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
+    app = repo / "bomb"
+    write(app / "bomb.yaml", "\n".join(bomb) + "\n")
+    write(app / "kustomization.yaml", "resources:\n- bomb.yaml\n")
+    started = time.monotonic()
+    out = render(app, cpu_seconds=60)
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "ran out of its 1024 MiB of memory" in out.stderr, out
+    assert time.monotonic() - started < 30
+
+
+SLOW_KUSTOMIZE = "#!/bin/sh\n/bin/sleep 2\nprintf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: c%s\\n' $$\n"
+
+
+def test_one_deadline_holds_for_all_the_builds_of_a_render(repo: Path, tmp_path: Path) -> None:
+    write(tmp_path / "bin" / "kustomize", SLOW_KUSTOMIZE).chmod(0o755)
+    for n in range(4):
+        write(repo / "many" / f"k{n}" / "kustomization.yaml", "resources: []\n")
+    started = time.monotonic()
+    out = render(repo / "many", "--timeout", "3", path=f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    elapsed = time.monotonic() - started
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "the render's 3 s for kustomize builds" in out.stderr, out
+    assert elapsed < 6, f"{elapsed:.1f} s: the limit is per render, not per build"
+
+
+def test_kustomize_dies_with_render_even_on_sigkill(repo: Path, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    write(tmp_path / "bin" / "kustomize", f"#!/bin/sh\necho $$ > {pids}\nexec /bin/sleep 60\n").chmod(0o755)
+    kustomization(repo / "app", "")
+    program = [str(EXECUTABLE)] if EXECUTABLE.exists() else [sys.executable, "-m", "trainjob_resources"]
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "TMPDIR": str(tmp_path)}
+    process = subprocess.Popen([*program, "render"], cwd=repo / "app", env=env, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not (pids.exists() and pids.read_text().strip()):
+        time.sleep(0.05)
+    time.sleep(0.2)
+    process.kill()
+    process.communicate(timeout=20)
+    child = int(pids.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and alive(child):
+        time.sleep(0.05)
+    assert not alive(child), "kustomize outlived a render killed by SIGKILL"
+    left = [p for p in tmp_path.iterdir() if p.name.startswith("trainjob-resources-")]
+    assert left, "SIGKILL runs no clean-up: the copy stays until the next render"
+    assert render(repo / "app", env={"TMPDIR": str(tmp_path)}).code == 0
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("trainjob-resources-")], "orphans removed"
+
+
+def test_the_private_copy_is_never_made_inside_the_repository(repo: Path) -> None:
+    from trainjob_resources.repo import kustomize
+    from trainjob_resources.repo.sources import RenderError, Root
+
+    kustomization(repo / "app", "")
+    inside = repo / "app" / "tmp"
+    inside.mkdir()
+    out = render(repo / "app", env={"TMPDIR": str(inside)})
+    assert out.code == 0 and not list(inside.iterdir()), out
+    original = kustomize.temp_candidates
+    try:
+        kustomize.temp_candidates = lambda: [str(inside), "/nonexistent-tmp"]  # type: ignore[assignment]
+        refused = pytest.raises(RenderError, match="no temporary folder outside the repository is writable")
+        with refused, kustomize._work_dir(Root(str(repo.resolve()), "repo")):
+            pass
+    finally:
+        kustomize.temp_candidates = original  # type: ignore[assignment]
+
+
+def test_kustomize_has_no_network_where_the_kernel_gives_it_a_namespace(repo: Path, tmp_path: Path) -> None:
+    import socket
+
+    if subprocess.run(["unshare", "-n", "true"], capture_output=True, check=False).returncode != 0 and (
+        subprocess.run(["unshare", "-rn", "true"], capture_output=True, check=False).returncode != 0
+    ):
+        pytest.skip("no network namespaces here: kustomize runs with the host's network (docs/hardening.md)")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    listener.settimeout(0.1)
+    port = listener.getsockname()[1]
+    probe = (
+        f"#!{sys.executable}\nimport socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), 2)\n"
+        "    print('connected')\nexcept OSError:\n"
+        "    print('apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: isolated')\n"
+    )
+    write(tmp_path / "bin" / "kustomize", probe).chmod(0o755)
+    kustomization(repo / "app", "")
+    out = render(repo / "app", path=f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    with pytest.raises(TimeoutError):
+        listener.accept()
+    listener.close()
+    assert "connected" not in out.stdout and "isolated" in out.stdout, out
+
+
+def test_twenty_renders_in_parallel_give_identical_output(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "overlay-multi", root)
+    program = [str(EXECUTABLE)] if EXECUTABLE.exists() else [sys.executable, "-m", "trainjob_resources"]
+    processes = [
+        subprocess.Popen(
+            [*program, "render", "--root", str(root), str(root / "overlays" / "prod")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PATH": KUBECTL_DIR + ":/bin"},
+        )
+        for _ in range(20)
+    ]
+    outputs = [p.communicate(timeout=120) for p in processes]
+    assert all(p.returncode == 0 for p in processes), [e[-500:] for _, e in outputs]
+    assert len({out for out, _ in outputs}) == 1
+
+
+def test_huge_quantities_in_many_trainjobs_give_bounded_output_in_krm_mode() -> None:
+    from tests.hostile import RUNTIME as KRM_RUNTIME
+    from tests.hostile import bundle, run_limited, trainjob_value, trainjob_yaml
+
+    items = [trainjob_yaml(trainjob_value(name=f"tj{i}", memory="1e99999")) for i in range(3000)]
+    data = bundle(KRM_RUNTIME, *items)
+    run = run_limited(data, memory_mib=1024, cpu_seconds=30)
+    assert run.code in (0, 1), run
+    assert len(run.stdout) < 4 * len(data), f"{len(run.stdout)} bytes out for {len(data)} in (603 MB before)"

@@ -169,7 +169,7 @@ REPLACEMENTS = [
     pytest.param(
         ABC,
         set_to({"x": 1, "y": [1, 2]}, "b"),
-        "a: 1\n# about b\nb:\n  x: 1\n  y:\n  - 1\n  - 2\n# after b\nc: 3\n",
+        'a: 1\n# about b\nb:\n  x: 1\n  "y":\n  - 1\n  - 2\n# after b\nc: 3\n',
         id="scalar-to-mapping",
     ),
     pytest.param("a:\n  x: 1  # xc\n  y: 2\nb: 3\n", set_to("s", "a"), "a: s\nb: 3\n", id="mapping-to-scalar"),
@@ -178,7 +178,7 @@ REPLACEMENTS = [
     pytest.param("a: 1  # the a\nb: 2\n", set_to("2", "a"), 'a: "2"\nb: 2\n', id="the-line-comment-goes"),
     pytest.param("a:  # the a\n  x: 1\nb: 2\n", set_to(None, "a"), "a: null\nb: 2\n", id="mapping-to-null"),
     pytest.param(
-        "m:\n  a: 1\n  b: 2\nz: 0\n", set_to([{"n": 1}], "m", "a"), "m:\n  a:\n  - n: 1\n  b: 2\nz: 0\n", id="nested"
+        "m:\n  a: 1\n  b: 2\nz: 0\n", set_to([{"n": 1}], "m", "a"), 'm:\n  a:\n  - "n": 1\n  b: 2\nz: 0\n', id="nested"
     ),
     pytest.param("k:\n- a\n- b\n", set_to("z", "k", 1), "k:\n- a\n- z\n", id="last-sequence-item"),
     pytest.param("a: 1\nb: 2\n", set_to("multi\nline\n", "b"), "a: 1\nb: 'multi\n\n  line\n\n  '\n", id="multiline"),
@@ -193,29 +193,29 @@ def test_replacing_values(text: str, edit: Edit, expected: str) -> None:
 # 4. Appending keys to a block mapping.
 
 APPENDS = [
-    pytest.param("a: 1\nb: 2\n", set_to("n", "c"), "a: 1\nb: 2\nc: n\n", id="scalar"),
+    pytest.param("a: 1\nb: 2\n", set_to("n", "c"), 'a: 1\nb: 2\nc: "n"\n', id="scalar"),
     pytest.param(
         "a: 1\nb: 2  # bc\n# tail\n",
         set_to({"x": [1]}, "c"),
         "a: 1\nb: 2  # bc\nc:\n  x:\n  - 1\n# tail\n",
         id="mapping",
     ),
-    pytest.param("a: 1\nb: 2", set_to("n", "c"), "a: 1\nb: 2\nc: n", id="no-final-newline"),
-    pytest.param("a: 1\nb:\n  c: 1\nz: 0\n", set_to("n", "b", "d"), "a: 1\nb:\n  c: 1\n  d: n\nz: 0\n", id="nested"),
-    pytest.param("a: 1\nb: |\n  text\n", set_to("n", "c"), "a: 1\nb: |\n  text\nc: n\n", id="after-literal"),
-    pytest.param("a: 1\nb: |-\n  text\n\n", set_to("n", "c"), "a: 1\nb: |-\n  text\n\nc: n\n", id="after-strip"),
-    pytest.param("a: 1\nb: |+\n  text\n\n", set_to("n", "c"), "a: 1\nb: |+\n  text\n\nc: n\n", id="after-keep"),
+    pytest.param("a: 1\nb: 2", set_to("n", "c"), 'a: 1\nb: 2\nc: "n"', id="no-final-newline"),
+    pytest.param("a: 1\nb:\n  c: 1\nz: 0\n", set_to("n", "b", "d"), 'a: 1\nb:\n  c: 1\n  d: "n"\nz: 0\n', id="nested"),
+    pytest.param("a: 1\nb: |\n  text\n", set_to("n", "c"), 'a: 1\nb: |\n  text\nc: "n"\n', id="after-literal"),
+    pytest.param("a: 1\nb: |-\n  text\n\n", set_to("n", "c"), 'a: 1\nb: |-\n  text\n\nc: "n"\n', id="after-strip"),
+    pytest.param("a: 1\nb: |+\n  text\n\n", set_to("n", "c"), 'a: 1\nb: |+\n  text\n\nc: "n"\n', id="after-keep"),
     pytest.param(
         "a: 1\nb: |+\n  text\n\n\n# tail\n",
         set_to("n", "c"),
-        "a: 1\nb: |+\n  text\n\n\nc: n\n# tail\n",
+        'a: 1\nb: |+\n  text\n\n\nc: "n"\n# tail\n',
         id="after-keep-and-a-comment",
     ),
     pytest.param(
-        "b:\n  c: |+\n    t\n\n", set_to("n", "b", "d"), "b:\n  c: |+\n    t\n\n  d: n\n", id="after-nested-keep"
+        "b:\n  c: |+\n    t\n\n", set_to("n", "b", "d"), 'b:\n  c: |+\n    t\n\n  d: "n"\n', id="after-nested-keep"
     ),
     pytest.param(
-        "b:\n  c: |+\n    t\n\n", set_to("n", "d"), "b:\n  c: |+\n    t\n\nd: n\n", id="outer-after-nested-keep"
+        "b:\n  c: |+\n    t\n\n", set_to("n", "d"), 'b:\n  c: |+\n    t\n\nd: "n"\n', id="outer-after-nested-keep"
     ),
     pytest.param(
         "x:\n  a: 1\ny: 1\n",
@@ -223,11 +223,13 @@ APPENDS = [
         "x:\n  a: 1\n  c: |\n    multi\n    line\ny: 1\n",
         id="a-literal-value",
     ),
-    pytest.param("a: 1\nb: 2\n", edits(delete("b"), set_to("n", "c")), "a: 1\nc: n\n", id="in-place-of-a-deleted-last"),
+    pytest.param(
+        "a: 1\nb: 2\n", edits(delete("b"), set_to("n", "c")), 'a: 1\nc: "n"\n', id="in-place-of-a-deleted-last"
+    ),
     pytest.param(
         "a: 1\nb: 2\n",
         edits(delete("a"), delete("b"), set_to("n", "c"), set_to([1], "d")),
-        "c: n\nd:\n- 1\n",
+        'c: "n"\nd:\n- 1\n',  # quoted: go-yaml v2 (kubectl) reads a plain n as false
         id="in-place-of-all",
     ),
 ]
@@ -268,7 +270,7 @@ SEQUENCES = [
     pytest.param(
         INDENTLESS,
         append({"n": 1, "m": [1]}, "k"),
-        "k:\n- a\n# about b\n- b  # bc\n- c\n- n: 1\n  m:\n  - 1\nz: 1\n",
+        'k:\n- a\n# about b\n- b  # bc\n- c\n- "n": 1\n  m:\n  - 1\nz: 1\n',
         id="indentless-append-mapping",
     ),
     pytest.param("k:\n- a\n", edits(clear("k"), append("b", "k")), "k:\n- b\n", id="indentless-replace-all"),
@@ -282,7 +284,7 @@ SEQUENCES = [
     pytest.param(
         INDENTED,
         append({"n": 1, "m": [1]}, "k"),
-        "k:\n  - a\n  # about b\n  - b  # bc\n  - c\n  - n: 1\n    m:\n    - 1\nz: 1\n",
+        'k:\n  - a\n  # about b\n  - b  # bc\n  - c\n  - "n": 1\n    m:\n    - 1\nz: 1\n',
         id="indented-append-mapping",
     ),
     pytest.param(
@@ -620,7 +622,7 @@ ONCE_WRONG = [
     pytest.param(
         "a:\n  b: 1\n",
         edits(set_to("n", "a", "c"), set_to("m", "d")),
-        "a:\n  b: 1\n  c: n\nd: m\n",
+        'a:\n  b: 1\n  c: "n"\nd: m\n',
         id="appends-meet-at-one-place",
     ),
     pytest.param("a: |+\n  t\nb: 1\n\nc: 2\n", delete("b"), None, id="keep-scalar-takes-the-next-blank-line"),

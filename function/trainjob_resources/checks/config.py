@@ -81,6 +81,16 @@ def parse_config(value: Any) -> FunctionConfig:
         )
     if not isinstance(data, dict):
         raise ConfigError([Violation(prefix, "must be a mapping")])
+    snake = [
+        key for key in data if isinstance(key, str) and key != to_camel(key) and key in FunctionConfig.model_fields
+    ]
+    if snake:
+        # pydantic would take a field's Python name too (populate_by_name), the string forms of the
+        # policy options would not be decoded, and ``render``'s layers would not see the option at all:
+        # options are spelled one way, everywhere.
+        raise ConfigError(
+            [Violation(f"{prefix}.{key}", f"unknown option {key!r}; did you mean {to_camel(key)!r}?") for key in snake]
+        )
     data, violations = _decode_policy_options(data, prefix)
     try:
         config = FunctionConfig.model_validate(data)
@@ -185,6 +195,9 @@ def _json(text: str, what: str) -> Any:
 ENV_PREFIX = "ARGOCD_ENV_"
 POLICY_OPTIONS = ("maxPerContainer", "allowedResources", "allowGpuInSidecars", "namespacePolicy", "gpuResources")
 _BOOLEAN_OPTIONS = ("allowGpuInSidecars",)
+# Options that are not policy, but that the platform may pin by setting them in its config: which kind
+# the derived runtimes are decides whether tenants' derived runtimes share one cluster-wide namespace.
+PINNED_OPTIONS = ("derivedRuntimeKind",)
 _STRICTNESS = {"off": 0, "warning": 1, "error": 2}
 
 
@@ -283,6 +296,14 @@ def combine(layers: list[Layer]) -> FunctionConfig:
             if name is None:
                 continue
             value = getattr(layer.config, name)
+            if platform is not None and not layer.platform and option in PINNED_OPTIONS and option in platform.sources:
+                pinned = getattr(platform.config, name)
+                if value != pinned:
+                    problems.append(
+                        f"{layer.sources[option]}: {option} {_show(value)}: the platform pins it to {_show(pinned)} "
+                        f"({platform.sources[option]}); the repository and ARGOCD_ENV_* may not change it"
+                    )
+                continue
             if platform is not None and not layer.platform and option in POLICY_OPTIONS:
                 floor = getattr(platform.config, name)
                 looser = _looser(option, value, floor)

@@ -144,8 +144,33 @@ def evaluate(
     try:
         assessment = assess(trainjob, namespace, entry, sites, bundle, config)
     except QuantityError as err:
+        if policy_set(config, bundle, namespace):
+            # A check that cannot run is a check that did not pass: fail closed.
+            return [Violation("", f"{UNTOTALLED}: {err}; the policy cannot be checked, so it is refused", "error")]
         return [Violation("", f"{UNTOTALLED}: {err}", "warning")]
-    return [*assessment.violations, Violation("", summary(assessment.view), "info")]
+    violations = assessment.violations
+    if policy_set(config, bundle, namespace):
+        violations = [_closed(v) for v in violations]
+    return [*violations, Violation("", summary(assessment.view), "info")]
+
+
+def policy_set(config: Options, bundle: Bundle, namespace: str) -> bool:
+    """Whether a policy applies to the TrainJob: a platform option, or the namespace's LimitRanges
+    and ResourceQuotas checked as errors."""
+    if config.max_per_container or config.allowed_resources is not None or not config.allow_gpu_in_sidecars:
+        return True
+    if config.namespace_policy != "error":
+        return False
+    return any(bundle.namespace_policy(kind, namespace) for kind in (LIMIT_RANGE, RESOURCE_QUOTA))
+
+
+def _closed(violation: Violation) -> Violation:
+    """A value left out of the totals (it is no quantity this function reads) hides it from every
+    check: an error while a policy applies."""
+    if violation.severity != "warning" or " is left out" not in violation.message:
+        return violation
+    message = f"{violation.message}; the policy cannot be checked on it, so it is refused"
+    return Violation(violation.path, message, "error", violation.current_value, violation.proposed_value)
 
 
 def assess(

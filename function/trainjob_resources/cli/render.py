@@ -53,7 +53,7 @@ option is an error), ARGOCD_APP_NAMESPACE is the default for --namespace, ARGOCD
 application in error messages, and the repository root (from ARGOCD_APP_SOURCE_PATH) is the root.
 Options of --config (the platform's) are a floor: the repository's config and {ENV_PREFIX}* may
 only tighten maxPerContainer, allowedResources, allowGpuInSidecars, gpuResources and
-namespacePolicy; other options they may set freely.
+namespacePolicy, and may not change a derivedRuntimeKind it sets; other options they may set freely.
 
 Exit status: 0 when rendered, 1 on any error or when there is nothing to print (unless
 --allow-empty; nothing is printed to stdout then), 2 on bad usage.
@@ -67,19 +67,55 @@ def env_name(option: str) -> str:
     return config.env_name(option)
 
 
+MAX_STDERR_LINES = 2000  # lines of notes, warnings and errors, before the closing lines
+MAX_LINE = 8000  # characters of one stderr line
+
+
+class _Stderr:
+    """render's stderr: at most MAX_STDERR_LINES lines of at most MAX_LINE characters, and a line
+    saying how many more there were; closing lines (the summary) always printed."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.more = 0
+
+    def line(self, text: str) -> None:
+        if self.lines >= MAX_STDERR_LINES:
+            self.more += 1
+            return
+        self.lines += 1
+        if len(text) > MAX_LINE:
+            text = f"{text[:MAX_LINE]}… ({len(text) - MAX_LINE} more characters)"
+        sys.stderr.write(text + "\n")
+
+    def finish(self) -> None:
+        if self.more:
+            sys.stderr.write(f"trainjob-resources render: {self.more} more lines not shown\n")
+            self.more = 0
+
+    def close(self, text: str) -> None:
+        self.finish()
+        sys.stderr.write(text + "\n")
+
+
+_stderr = _Stderr()
+
+
 def main(args: list[str]) -> int:
     from ..repo.kustomize import Interrupted
 
+    global _stderr
+    _stderr = _Stderr()
     options = _parser().parse_args(args)
     try:
-        return _render(options)
+        code = _render(options)
+        _stderr.finish()
+        return code
     except RenderError as err:
-        sys.stderr.write(f"{_application(options, os.environ)}trainjob-resources render: error: {err}\n")
+        _stderr.close(f"{_application(options, os.environ)}trainjob-resources render: error: {_cut(str(err))}")
         return 1
     except Interrupted as stop:
-        sys.stderr.write(
-            f"{_application(options, os.environ)}trainjob-resources render: stopped by signal {stop.signum}\n"
-        )
+        _stderr.close(f"{_application(options, os.environ)}trainjob-resources render: stopped by signal {stop.signum}")
         return 128 + stop.signum
     except Exception as err:  # a bug of ours: say so plainly, keep the traceback for debugging only
         if os.environ.get("TRAINJOB_RESOURCES_DEBUG"):
@@ -117,7 +153,8 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         type=float,
         default=60.0,
-        help="time limit of each kustomize build (default: 60)",
+        help="time limit of all the render's kustomize builds together (default: 60, inside Argo CD's own "
+        "90 s exec timeout, ARGOCD_EXEC_TIMEOUT)",
     )
 
 
@@ -156,7 +193,7 @@ def _render(options: argparse.Namespace) -> int:
     environ = os.environ
     resource_list, inputs = load_for(options, environ)
     for line in inputs.notes:
-        sys.stderr.write(line + "\n")
+        _stderr.line(line)
     if inputs.errors:
         return _fail(inputs.errors, options, environ)
     from ..checks.reporting import with_results_option
@@ -165,12 +202,12 @@ def _render(options: argparse.Namespace) -> int:
     result = process(resource_list, inputs.platform_ids)
     errors = [r.display() for r in result.results if r.severity == "error"]
     for line in (r.display() for r in result.results if r.severity == "warning"):
-        sys.stderr.write(line + "\n")
+        _stderr.line(line)
     if errors:
         return _fail(errors, options, environ)
     if options.verbose:
         for line in (r.display() for r in result.results if r.severity == "info"):
-            sys.stderr.write(line + "\n")
+            _stderr.line(line)
     values: list[object] = []  # -o json: the objects as data
     texts: list[str] = []  # else each object's YAML
     if options.output == "json":
@@ -217,10 +254,14 @@ def _application(options: argparse.Namespace, environ: Mapping[str, str]) -> str
 def _fail(errors: list[str], options: argparse.Namespace, environ: Mapping[str, str]) -> int:
     where = _application(options, environ)
     for line in errors:
-        sys.stderr.write(where + line + "\n")
+        _stderr.line(where + line)
     plural = "s" if len(errors) != 1 else ""
-    sys.stderr.write(f"{where}trainjob-resources render: {len(errors)} error{plural}; nothing rendered\n")
+    _stderr.close(f"{where}trainjob-resources render: {len(errors)} error{plural}; nothing rendered")
     return 1
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_LINE else f"{text[:MAX_LINE]}… ({len(text) - MAX_LINE} more characters)"
 
 
 def _text(node: Node | str) -> str:

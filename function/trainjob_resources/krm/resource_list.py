@@ -15,6 +15,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..values import fieldpath
 from ..values.records import MutableRecord, Record
+from ..values.text import bounded
 from ..values.violations import Severity
 from ..yamltext import layout, textedit
 from ..yamltext import yamlnodes as yn
@@ -40,8 +41,8 @@ class ResourceRef(Record):
         self.namespace: Final = namespace
 
     def display(self) -> str:
-        where = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {where}{self.name}".strip()
+        where = f"{bounded(self.namespace)}/" if self.namespace else ""
+        return f"{bounded(self.kind)} {where}{bounded(self.name)}".strip()
 
 
 class FileRef(Record):
@@ -57,11 +58,12 @@ class FileRef(Record):
 
     def display(self) -> str:
         """``path:line`` as editors and CI annotations read it, else the document's position."""
+        path = bounded(self.path, MAX_PATH_SHOWN)
         if self.line is not None:
-            return f"{self.path}:{self.line}"
+            return f"{path}:{self.line}"
         if self.index in (None, 0):
-            return self.path
-        return f"{self.path} (document {self.index + 1})"
+            return path
+        return f"{path} (document {self.index + 1})"
 
 
 class Result(Record):
@@ -86,22 +88,23 @@ class Result(Record):
         self.file: Final = file
 
     def to_python(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"message": self.message, "severity": self.severity}
+        """The result as the KRM spec writes it; every text escaped and bounded (``display``)."""
+        out: dict[str, Any] = {"message": _message(self.message), "severity": self.severity}
         if self.resource_ref is not None:
-            ref = {"apiVersion": self.resource_ref.api_version, "kind": self.resource_ref.kind}
-            ref["name"] = self.resource_ref.name
+            ref = {"apiVersion": bounded(self.resource_ref.api_version), "kind": bounded(self.resource_ref.kind)}
+            ref["name"] = bounded(self.resource_ref.name)
             if self.resource_ref.namespace:
-                ref["namespace"] = self.resource_ref.namespace
+                ref["namespace"] = bounded(self.resource_ref.namespace)
             out["resourceRef"] = ref
         if self.field_path is not None:
-            fld: dict[str, Any] = {"path": self.field_path}
+            fld: dict[str, Any] = {"path": bounded(self.field_path, MAX_PATH_SHOWN)}
             if self.current_value is not None:
-                fld["currentValue"] = self.current_value
+                fld["currentValue"] = _shown_value(self.current_value)
             if self.proposed_value is not None:
-                fld["proposedValue"] = self.proposed_value
+                fld["proposedValue"] = _shown_value(self.proposed_value)
             out["field"] = fld
         if self.file is not None:
-            out["file"] = {"path": self.file.path}
+            out["file"] = {"path": bounded(self.file.path, MAX_PATH_SHOWN)}
             if self.file.index is not None:
                 out["file"]["index"] = self.file.index
             if self.file.line is not None:
@@ -117,14 +120,28 @@ class Result(Record):
         if self.resource_ref is not None and self.resource_ref.display():
             parts.append(self.resource_ref.display())
         if self.field_path:
-            parts.append(self.field_path)
-        line = ": ".join(parts) + ": " + self.message
+            parts.append(bounded(self.field_path, MAX_PATH_SHOWN))
+        line = ": ".join(parts) + ": " + _message(self.message)
         if self.proposed_value is not None:
             proposed = self.proposed_value
             text = proposed if isinstance(proposed, str) else json.dumps(proposed, separators=(",", ":"), default=str)
             if text not in self.message:
-                line += f" (proposed: {text})"
+                line += f" (proposed: {bounded(text, MAX_MESSAGE)})"
         return line
+
+
+MAX_MESSAGE = 4000  # characters of one result's message (a message quotes a bounded number of values)
+MAX_PATH_SHOWN = 1000  # characters of a file path or field path in a result
+
+
+def _message(text: str) -> str:
+    return bounded(text, MAX_MESSAGE)
+
+
+def _shown_value(value: object) -> object:
+    """A current or proposed value as a result carries it: a long or unprintable string bounded and
+    escaped; structured values as they are (their texts are the function's own)."""
+    return bounded(value) if isinstance(value, str) else value
 
 
 class Item:
@@ -422,6 +439,11 @@ def _function_config(root: MappingNode, items_node: Node | None) -> Item | None:
         raise ResourceListError(f"ResourceList: {err}") from None
     config_node = yn.get(root, "functionConfig")
     if isinstance(config_node, MappingNode):
+        merged = yn.merge_key_path(config_node)
+        if merged is not None:
+            raise ResourceListError(
+                f"ResourceList.functionConfig has a YAML merge key (<<) at {merged}: write the fields out"
+            )
         return Item(config_node)
     if not yn.is_null(config_node):
         raise ResourceListError("ResourceList.functionConfig must be a mapping")
@@ -666,15 +688,95 @@ def _finite(value: Any) -> Any:
     return value
 
 
+# The objects the function reads to decide (TrainJobs, runtimes, the namespace policy, its config):
+# each must read the same in PyYAML and in go-yaml, and none may hide in another object's items.
+POLICY_INPUTS = frozenset(
+    {
+        ("trainer.kubeflow.org", "TrainJob"),
+        ("trainer.kubeflow.org", "TrainingRuntime"),
+        ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
+        ("", "LimitRange"),
+        ("", "ResourceQuota"),
+        ("fn.trainjob-resources.io", "TrainJobResources"),
+    }
+)
+
+
+def is_policy_input(node: Node, api_version: str | None = None, kind: str | None = None) -> bool:
+    api_version = yn.scalar(yn.get(node, "apiVersion")) if api_version is None else api_version
+    kind = yn.scalar(yn.get(node, "kind")) if kind is None else kind
+    group = (api_version or "").rpartition("/")[0] if "/" in (api_version or "") else ""
+    return (group, kind or "") in POLICY_INPUTS
+
+
+def merge_problem(node: Node) -> tuple[str, str] | None:
+    """A YAML merge key in an object the function decides on: refused (PyYAML and go-yaml disagree)."""
+    path = yn.merge_key_path(node)
+    if path is None:
+        return None
+    return (
+        f"has a YAML merge key (<<) at {path}: kubectl and Argo CD (go-yaml) let a later merge override "
+        "an explicit key, PyYAML does not, so the policy would be checked on another object than the "
+        "cluster gets; write the fields out",
+        path,
+    )
+
+
+def list_items(node: Node) -> tuple[list[Node], str | None]:
+    """The objects kubectl applies for one document: an object with an ``items`` field (any kind) is
+    a list to kubectl's and Argo CD's decoders (apimachinery's unstructured JSON scheme checks for
+    ``items``, not the kind), and only its items are applied. An item with neither apiVersion nor
+    kind gets the list's from kubectl (kind minus ``List``) and none from Argo CD: refused."""
+    items = yn.get(node, "items")
+    if items is None:
+        return [node], None
+    if yn.is_null(items):
+        return [], None
+    if not isinstance(items, SequenceNode):
+        return [], "has an items field that is not a list (kubectl reads any object with items as a list)"
+    kind = yn.scalar(yn.get(node, "kind")) or ""
+    for entry in items.value:
+        if isinstance(entry, MappingNode) and yn.get(entry, "kind") is None and yn.get(entry, "apiVersion") is None:
+            return [], (
+                f"has an item with neither apiVersion nor kind: kubectl would apply it as a "
+                f"{kind.removesuffix('List') or '(no kind)'} (the list's kind without List), Argo CD as nothing; "
+                "give it its apiVersion and kind"
+            )
+    return list(items.value), None
+
+
+def _has_merge_key(collections: list[Node]) -> bool:
+    """Whether a tree's collections (every one, as read) hold a merge key: one pass, no paths built."""
+    merge = yn.MERGE_TAG
+    return any(key.tag == merge for node in collections if node.__class__ is MappingNode for key, _ in node.value)
+
+
 def _item_problem(node: Node, line: int = 0) -> tuple[str, str | None] | None:
     """What makes an item unusable (it is still passed through), with the field at fault.
     ``line`` is where the item's text starts in the whole input."""
     if not isinstance(node, MappingNode):
         return f"is not a mapping (line {node.start_mark.line + line + 1}); it is passed through unchanged", None
+    collections = textedit.collections_of(node)
     try:
-        yn.check_duplicate_keys(node, textedit.collections_of(node))
+        yn.check_duplicate_keys(node, collections)
     except yn.DuplicateKeyError as err:
         return f"duplicate mapping key {err.key!r} (line {err.line + line})", err.path
+    if is_policy_input(node) and (collections is None or _has_merge_key(collections)):
+        found = merge_problem(node)
+        if found is not None:
+            return found
+    if yn.get(node, "items") is not None:
+        entries, problem = list_items(node)
+        if problem is None:
+            hidden = [e for e in entries if isinstance(e, MappingNode) and is_policy_input(e)]
+            if hidden:
+                what = yn.scalar(yn.get(hidden[0], "kind"))
+                problem = (
+                    f"has an items list holding a {what}: kubectl and Argo CD apply the items of any object with "
+                    "an items field, and the function checks only objects of their own; list it as an item"
+                )
+        if problem is not None:
+            return problem, "items"
     if not yn.scalar(yn.get(node, "kind")) or not yn.scalar(yn.get(node, "apiVersion")):
         return "has no apiVersion or kind; it is passed through unchanged", None
     return None

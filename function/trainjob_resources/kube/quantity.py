@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Final, Literal
 
 from ..values.records import Record
+from ..values.text import bounded
 
 Format = Literal["DecimalSI", "BinarySI", "DecimalExponent"]
 
@@ -39,6 +40,10 @@ _MAX_INT64_FACTORS = 18
 _STR_DIGITS = 4000
 _SMALL = 10**_STR_DIGITS
 _MAX_ALIGN = 100_000
+# The longest quantity read: apimachinery has no limit of its own, but its arithmetic on a value of
+# millions of digits costs seconds here; 10 KiB holds every value a cluster compares exactly (int64
+# with nine decimal places) hundreds of times over and bounds one parse to a few milliseconds.
+MAX_QUANTITY_CHARS = 10_240
 
 
 class QuantityError(ValueError):
@@ -191,6 +196,8 @@ def parse_quantity(raw: object) -> Quantity:
     if isinstance(raw, bool) or raw is None:
         raise QuantityError("must be a string or number")
     if isinstance(raw, str):
+        if len(raw) > MAX_QUANTITY_CHARS:
+            raise QuantityError(f"{len(raw)} characters long: render reads quantities of at most {MAX_QUANTITY_CHARS}")
         return _parse(raw)
     if isinstance(raw, int) and _INT64_MIN <= raw <= _UINT64_MAX:
         return _parse(str(raw))
@@ -489,8 +496,10 @@ def invalid(raw: object, error: QuantityError) -> tuple[str, str | None]:
     and the fix to propose."""
     if not isinstance(raw, str):
         return str(error), None
+    if len(raw) > MAX_QUANTITY_CHARS:
+        return f"{bounded(repr(raw))} is not a quantity render reads: {error}", None
     fixes = suggestions(raw)
     if not fixes:
-        return f"{raw!r} is not a quantity: {GRAMMAR}", None
+        return f"{bounded(repr(raw))} is not a quantity: {GRAMMAR}", None
     spelled = " or ".join(f + (f" (= {meaning(f)})" if meaning(f) != f else "") for f in fixes)
     return f"{raw!r} is not a quantity: did you mean {spelled}?", fixes[0]

@@ -82,9 +82,13 @@ def load(
     """The inputs as one ResourceList, read as ``render`` and ``explain`` read them; problems that
     stop reading are in ``Inputs.errors``, entries skipped in ``Inputs.notes``. Objects that name
     no namespace get ``namespace``; objects read from ``runtimes`` are marked local-config."""
+    import time
+
     from ..krm import resource_list as krm
 
     inputs = Inputs()
+    inputs.reader.time_limit = timeout
+    inputs.reader.deadline = time.monotonic() + timeout  # one limit for all the render's kustomize builds
     default_root = _default_root(root, environ)
     platform = _platform_config(config, inputs.reader)
     skip = {os.path.realpath(config)} if config else set()
@@ -117,6 +121,13 @@ def _default_root(root: str | None, environ: Mapping[str, str] | None) -> Root:
         here = cwd.split(os.sep)
         if here[-len(parts) :] == parts:
             repository = os.sep.join(here[: -len(parts)]) or os.sep
+            if os.path.realpath(repository) == os.sep:
+                # Argo CD checks repositories out below a folder of its own (/tmp/_argocd-repo/<id>):
+                # a source path that spells the whole current folder is not Argo CD's.
+                raise RenderError(
+                    f"ARGOCD_APP_SOURCE_PATH {shown(source)}: spells the whole current folder, so the repository "
+                    "root would be /; refused (pass --root)"
+                )
             return Root(os.path.realpath(repository), os.path.relpath(repository, cwd))
     return Root(os.path.realpath(cwd), ".")
 
@@ -274,6 +285,18 @@ def _read_runtimes(paths: Sequence[str], inputs: Inputs, skip: set[str], default
                 f"--runtimes {shown(raw)}: no TrainingRuntime or ClusterTrainingRuntime found there "
                 "(trainer.kubeflow.org)"
             )
+    supplied = {
+        (item.kind, item.namespace, item.name): item.annotation(PATH_KEY) or "--runtimes" for item in inputs.platform
+    }
+    platform = {id(item) for item in inputs.platform}
+    for item in inputs.items:
+        found_at = supplied.get((item.kind, item.namespace, item.name))
+        if found_at is not None and id(item) not in platform and item.annotation(LOCAL_CONFIG) == "true":
+            # The platform's runtime is what the cluster runs; a tenant's copy would be what caps are checked on.
+            inputs.errors.append(
+                f"error: {item.annotation(PATH_KEY) or STDIN_LABEL}: {item.kind} {shown(item.name)}: a local-config "
+                f"copy of a runtime the platform supplies ({found_at}, --runtimes); remove the copy"
+            )
 
 
 def _decode(data: bytes, label: str) -> str:
@@ -307,9 +330,9 @@ def _read_text(text: str, label: str, inputs: Inputs) -> None:
         index += 1
         if is_json:
             _block_style(node)
-        objects = _objects(node)
-        if objects is None:
-            inputs.errors.append(f"error: {where}: a v1 List whose items is not a list")
+        objects, problem = _objects(node)
+        if problem is not None:
+            inputs.errors.append(f"error: {where}: {problem}")
             continue
         inputs.reader.budget.take_items(len(objects), label)
         for obj in objects:
@@ -341,24 +364,31 @@ def _shift(err: Exception, first_line: int) -> str:
     return f"{base} (line {line + first_line}, column {column})"
 
 
-def _objects(node: Node) -> list[Node] | None:
-    """The objects of one document: itself, or the items of a ``v1 List`` (None if they are not a list)."""
-    from yaml.nodes import SequenceNode
-
+def _objects(node: Node) -> tuple[list[Node], str | None]:
+    """The objects of one document as kubectl and Argo CD apply them: itself, or the items of any
+    object with an ``items`` field (krm.list_items); a problem that stops it being read."""
+    from ..krm.resource_list import list_items
     from ..yamltext import yamlnodes as yn
 
-    if yn.scalar(yn.get(node, "kind")) == "List" and yn.scalar(yn.get(node, "apiVersion")) == "v1":
-        items = yn.get(node, "items")
-        if yn.is_null(items):
-            return []
-        return list(items.value) if isinstance(items, SequenceNode) else None
-    return [node]
+    if yn.scalar(yn.get(node, "kind")) == "ResourceList":
+        return [node], None  # not applied but piped to the function: _problem says so
+    is_list = yn.scalar(yn.get(node, "kind")) == "List" and yn.scalar(yn.get(node, "apiVersion")) == "v1"
+    if not is_list and yn.is_null(yn.get(node, "items")) and yn.get(node, "items") is not None:
+        return (
+            [],
+            "items: null: kubectl reads an object with an items field as a list, here empty; nothing would be applied",
+        )
+    objects, problem = list_items(node)
+    if problem is not None and is_list and "not a list" in problem:
+        problem = "a v1 List whose items is not a list"
+    return objects, problem
 
 
 def _problem(node: Node, first_line: int) -> str | None:
     from yaml.nodes import MappingNode
 
     from ..yamltext import yamlnodes as yn
+    from .kustomize import is_our_config
 
     line = node.start_mark.line + 1 + first_line
     if not isinstance(node, MappingNode):
@@ -370,6 +400,12 @@ def _problem(node: Node, first_line: int) -> str | None:
         return f"{where}duplicate mapping key {err.key!r} (line {err.line + first_line})"
     if not yn.scalar(yn.get(node, "apiVersion")) or not yn.scalar(yn.get(node, "kind")):
         return f"line {line}: not a Kubernetes object (no apiVersion or kind)"
+    from ..krm.resource_list import is_policy_input, merge_problem
+
+    if is_policy_input(node) or is_our_config(node):
+        found = merge_problem(node)
+        if found is not None:
+            return f"line {line}: {yn.scalar(yn.get(node, 'kind'))} {found[0]}"
     if yn.scalar(yn.get(node, "kind")) == "ResourceList":
         return f"line {line}: a ResourceList: pipe it to `trainjob-resources` (the KRM function) instead"
     return None
@@ -377,6 +413,8 @@ def _problem(node: Node, first_line: int) -> str | None:
 
 def _block_style(node: Node) -> None:
     from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    from ..yamltext import yamlnodes as yn
 
     stack: list[Node] = [node]
     while stack:
@@ -388,7 +426,8 @@ def _block_style(node: Node) -> None:
             current.flow_style = False
             stack.extend(current.value)
         elif isinstance(current, ScalarNode):
-            current.style = None
+            # A JSON string stays a string for YAML 1.1 readers too (kubectl's go-yaml v2: "y", "on", "1e3").
+            current.style = '"' if current.tag == yn.STR_TAG and yn.only_yaml11_non_string(current.value) else None
 
 
 def _default_namespace(items: Sequence[Item], namespace: str) -> None:
@@ -431,6 +470,9 @@ def _platform_config(path: str | None, reader: Reader) -> Layer | None:
         raise RenderError(f"--config {shown(path)}: {err}") from None
     if len(documents) != 1 or not isinstance(documents[0], MappingNode):
         raise RenderError(f"--config {shown(path)}: expected one object (a v1 ConfigMap or a {CONFIG_KIND})")
+    merged = yn.merge_key_path(documents[0])
+    if merged is not None:
+        raise RenderError(f"--config {shown(path)}: a YAML merge key (<<) at {merged}: write the fields out")
     try:
         return layer_from_object(yn.to_python(documents[0]), shown(path), platform=True)
     except LayerError as err:
@@ -465,8 +507,12 @@ def _effective_config(platform: Layer | None, inputs: Inputs, environ: Mapping[s
     from ..yamltext import yamlnodes as yn
 
     layers: list[Layer] = [platform] if platform is not None else []
-    for node, _ in inputs.configs:
+    for node, label in inputs.configs:
         _strip_internal(node)
+        merged = yn.merge_key_path(node)
+        if merged is not None:
+            inputs.errors.append(f"error: {label}: a YAML merge key (<<) at {merged} in trainjob-resources' config")
+            return None
     options = [_options_of(node) for node, _ in inputs.configs]
     if len(inputs.configs) > 1 and all(o == options[0] for o in options):
         inputs.configs[1:] = []  # the same options in several places (a base's and an overlay's): applied once

@@ -10,13 +10,16 @@ holds only what the checks let through: regular files that resolve inside the ro
 once and within the load's budget) and links between them; its bases (``resources``,
 ``components``) must be folders inside the root, so nothing is fetched and nothing outside is read.
 
-The build runs with an empty environment, a time limit (wall clock, and CPU time as a resource
-limit that holds even if ``render`` dies), in its own process group, killed with ``render``.
+The build runs with an empty environment, one deadline for all the builds of a render (wall clock,
+and CPU time as a resource limit), a data limit (MAX_MEMORY), in its own process group and network
+namespace (where the kernel allows one), killed with ``render`` even if render is killed (a
+parent-death signal). The private copy is made outside the repository, or not at all.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import selectors
@@ -30,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .sources import MAX_FOLDER_DEPTH, Reader, RenderError, Root, shown
+from .sources import MAX_FOLDER_DEPTH, Reader, RenderError, Root, shown, unreadable
 
 if TYPE_CHECKING:
     from yaml.nodes import MappingNode, Node
@@ -71,7 +74,13 @@ ORIGIN_OPTION = "originAnnotations"
 ORIGIN = "config.kubernetes.io/origin"
 DEFAULT_TIMEOUT = 60.0
 MAX_STDERR = 64 * 1024
-_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/)")
+# What kustomize's loader takes for a remote file or repository before it looks at the disk
+# (api/internal/loader/fileloader.go: Load fetches what url.Parse gives an http or https scheme;
+# New clones what git.NewRepoSpecFromURL parses: a git:: prefix, an ssh, https, http or file
+# scheme, a user@ prefix, a github.com host; all case-insensitive). Any scheme-like prefix counts,
+# whatever the disk holds (a folder named ``http:`` does not make ``http://host/x`` local).
+_REMOTE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*:|[A-Za-z][A-Za-z0-9-]*@|github\.com[/:])", re.IGNORECASE)
+_REMOTE_HINT = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/")
 _NAME = "trainjob-resources"
 # The fields of kustomize's Kustomization (api/types/kustomization.go), spelled exactly: Go decodes
 # them case-insensitively, so ``Resources:`` would name a base this walker never checked.
@@ -249,14 +258,20 @@ class _Walker:
 
     def reference(self, kustomization: Kustomization, where: str, entry: str) -> tuple[str, bool]:
         """The real path an entry names and whether it is a folder; only local paths inside the root."""
+        if is_remote(entry):
+            raise RenderError(
+                f"{where}: {shown(entry)}: a remote base or file; render fetches nothing (vendor it into the "
+                "repository; kustomize takes a scheme, git:: or user@ prefix, or github.com for a URL or "
+                "repository whatever is on disk)"
+            )
         if os.path.isabs(entry):
             raise RenderError(f"{where}: {shown(entry)}: an absolute path; write it relative to the kustomization")
         path = os.path.join(kustomization.real_dir, entry)
         if not os.path.lexists(path):
-            if _REMOTE.match(entry):
+            if _REMOTE_HINT.match(entry):
                 raise RenderError(
-                    f"{where}: {shown(entry)}: a remote base or file; render fetches nothing "
-                    "(vendor it into the repository)"
+                    f"{where}: {shown(entry)}: no such file or folder (a remote base? render fetches nothing: "
+                    "vendor it into the repository)"
                 )
             raise RenderError(f"{where}: {shown(entry)}: no such file or folder")
         real = self.reader.resolve(path, f"{where}: {entry}", self.plan.root)
@@ -318,14 +333,23 @@ def _check_fields(node: MappingNode, label: str) -> None:
             for key, value in current.value:
                 if key.tag == yn.MERGE_TAG or yn.scalar(key) == "<<":
                     raise RenderError(f"{shown(label)}: a YAML merge key (<<): write the fields out")
-                field_name = str(yn.scalar(key)).lower()
+                key_text = str(yn.scalar(key))
+                if not key_text.isascii():
+                    # Go's encoding/json matches field names with Unicode simple folding (``file\u017f`` is
+                    # ``files``, ``\u212a`` is ``k``): no key of kustomize's needs anything but ASCII.
+                    raise RenderError(
+                        f"{shown(label)}: {shown(key_text)}: a field name with non-ASCII letters, which kustomize "
+                        "may read as another field (Go matches names case-insensitively, with Unicode folding); "
+                        "refused"
+                    )
+                field_name = key_text.lower()  # for ASCII, exactly Go's case-insensitive match
                 if field_name not in _NOT_FILES:
                     stack.append((value, field_name in PATH_FIELDS))
         elif isinstance(current, SequenceNode):
             stack.extend((entry, is_path) for entry in current.value)
         elif is_path and isinstance(current, ScalarNode) and "\n" not in current.value:
             path = current.value.split("=", 1)[-1]  # a generator's files: entry may be key=path
-            if "://" in path or os.path.isabs(path):
+            if is_remote(path) or is_remote(current.value) or os.path.isabs(path):
                 raise RenderError(
                     f"{shown(label)}: {shown(current.value)}: a URL or absolute path; render reads only files "
                     "inside the repository and fetches nothing"
@@ -376,6 +400,11 @@ def _relabel_kustomization(node: MappingNode) -> None:
             patch = yn.get(entry, "patch") if isinstance(entry, Mapping) else entry
             if isinstance(patch, ScalarNode) and isinstance(patch.value, str):
                 patch.value = relabeled(patch.value)
+
+
+def is_remote(entry: str) -> bool:
+    """Whether kustomize's loader fetches or clones ``entry`` rather than reading a local path."""
+    return bool(_REMOTE.match(entry.lstrip()))
 
 
 def _entries(node: MappingNode, key: str) -> Iterator[tuple[int, str]]:
@@ -477,7 +506,11 @@ class _Copier:
                     out.write(self.rewritten(kustomization))
             elif entry.is_symlink():
                 real = self.reader.resolve(path, entry_label, self.plan.root)
-                if not os.path.exists(real):
+                try:
+                    os.stat(real)
+                except OSError as err:
+                    if err.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                        raise unreadable(entry_label, err) from None
                     self.reader.notes.append(f"note: {shown(entry_label)}: skipped: a broken symbolic link")
                     continue
                 os.symlink(self.target(real), self.target(path))
@@ -631,10 +664,18 @@ class Interrupted(BaseException):
 
 
 def build(found: Plan, reader: Reader, timeout: float = DEFAULT_TIMEOUT) -> str:
-    """kustomize's output for the plan, read within the load's budget; RenderError if it fails."""
+    """kustomize's output for the plan, read within the load's budget; RenderError if it fails.
+    ``timeout`` applies when the reader carries no deadline of its own (the render's, for all builds)."""
     from ..yamltext import yamlnodes as yn
 
-    with tempfile.TemporaryDirectory(prefix="trainjob-resources-") as work:
+    deadline = reader.deadline if reader.deadline is not None else time.monotonic() + timeout
+    limit = reader.time_limit if reader.deadline is not None else timeout
+    with _signals(), _work_dir(found.root) as work:  # handlers first: a stop during the copy cleans up too
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise RenderError(
+                f"{shown(found.label)}: the render's {limit:g} s for kustomize builds ran out before this one; stopped"
+            )
         tree = os.path.join(work, "tree")
         os.mkdir(tree)
         directory = mirror(found, reader, tree)
@@ -642,17 +683,33 @@ def build(found: Plan, reader: Reader, timeout: float = DEFAULT_TIMEOUT) -> str:
             argv = command(directory)
         except RenderError as missing:
             raise RenderError(f"{shown(found.label)}: has a kustomization; {missing}") from None
-        env = {"PATH": "/nonexistent", "HOME": work, "LC_ALL": "C", "KUSTOMIZE_PLUGIN_HOME": "/nonexistent"}
-        code, out, stderr, timed_out = _run(argv, env, work, timeout, reader.budget.bytes_left)
+        env = {
+            "PATH": "/nonexistent",
+            "HOME": work,
+            "LC_ALL": "C",
+            "KUSTOMIZE_PLUGIN_HOME": "/nonexistent",
+            "GOMEMLIMIT": f"{MAX_MEMORY * 3 // 4}B",  # the Go runtime collects harder before the hard limit
+            "GOMAXPROCS": "2",
+        }
+        left = deadline - time.monotonic()
+        code, out, stderr, timed_out = _run(argv, env, work, left, reader.budget.bytes_left)
         tool = "kustomize build" if os.path.basename(argv[0]) == "kustomize" else "kubectl kustomize"
         if timed_out:
-            raise RenderError(f"{shown(found.label)}: `{tool}` did not finish within {timeout:g} s; stopped")
+            raise RenderError(
+                f"{shown(found.label)}: `{tool}` did not finish within the render's {limit:g} s for kustomize "
+                "builds; stopped"
+            )
         if out is None:
             raise RenderError(
                 f"{shown(found.label)}: `{tool}` printed more than the {reader.budget.bytes_left} bytes left "
                 "of the render's input limit; stopped"
             )
         if code != 0:
+            if _out_of_memory(stderr):
+                raise RenderError(
+                    f"{shown(found.label)}: `{tool}` ran out of its {MAX_MEMORY // MiB} MiB of memory (YAML aliases "
+                    "that expand, or a large file named many times?); stopped"
+                )
             summary = _summary(stderr, tree, found.root)
             raise RenderError(f"{shown(found.label)}: `{tool}` failed (exit {code}): {summary}")
     reader.budget.take_bytes(len(out), found.label)
@@ -662,12 +719,125 @@ def build(found: Plan, reader: Reader, timeout: float = DEFAULT_TIMEOUT) -> str:
         raise RenderError(f"{shown(found.label)}: kustomize output: {err}") from None
 
 
-def _limits(cpu_seconds: int) -> None:
+MiB = 1024 * 1024
+# kustomize's data segment (RLIMIT_DATA: the Go heap's private writable mappings; the Go runtime
+# starts under 128 MiB of it, while an address-space limit under 1 GiB stops it reserving its arenas).
+MAX_MEMORY = 1024 * MiB
+WORK_PREFIX = "trainjob-resources-"  # then the PID namespace, the process id, mkdtemp's random part
+
+
+def _out_of_memory(stderr: bytes) -> bool:
+    return b"out of memory" in stderr or b"cannot allocate memory" in stderr
+
+
+@contextlib.contextmanager
+def _signals() -> Iterator[None]:
+    """SIGTERM, SIGHUP and SIGINT raise Interrupted while a build is prepared and runs (the private
+    copy is removed and kustomize killed on the way out); only the main thread may set handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def temp_candidates() -> list[str]:
+    return [d for d in (os.environ.get("TMPDIR"), "/tmp", "/var/tmp", "/dev/shm") if d]
+
+
+@contextlib.contextmanager
+def _work_dir(root: Root) -> Iterator[str]:
+    """A private folder for the copy, outside the repository (never Python's fallback to the current
+    folder); copies left by renders that were killed (SIGKILL: no clean-up ran) are removed first."""
+    tried: list[str] = []
+    for candidate in temp_candidates():
+        real = os.path.realpath(candidate)
+        if not os.path.isabs(candidate) or root.contains(real) or real in tried:
+            continue
+        tried.append(real)
+        _remove_orphans(real)
+        try:
+            work = tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{_pid_namespace()}-{os.getpid()}-", dir=real)
+        except OSError:
+            continue
+        try:
+            yield work
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
+    raise RenderError(
+        "no temporary folder outside the repository is writable (TMPDIR, /tmp, /var/tmp, /dev/shm); render "
+        "builds kustomizations in a private copy and writes nothing into the repository: refused"
+    )
+
+
+def _pid_namespace() -> int:
+    """The PID namespace render runs in (its inode): a process id means something only within it."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def _remove_orphans(folder: str) -> None:
+    """Removes private copies of renders of this PID namespace, owned by this user, whose process is
+    gone (a render killed by SIGKILL runs no clean-up). Copies of other namespaces (a /tmp shared by
+    containers) are left alone: their process ids cannot be checked from here."""
+    uid, namespace = os.getuid(), str(_pid_namespace())
+    with contextlib.suppress(OSError), os.scandir(folder) as scan:
+        for entry in scan:
+            if not entry.name.startswith(WORK_PREFIX):
+                continue
+            parts = entry.name.removeprefix(WORK_PREFIX).split("-", 2)
+            if len(parts) < 3 or parts[0] != namespace:
+                continue
+            pid_text = parts[1]
+            with contextlib.suppress(OSError, ValueError):
+                if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                try:
+                    os.kill(int(pid_text), 0)
+                except ProcessLookupError:
+                    shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _libc() -> object | None:
+    """The C library render runs on (dlopen of no file: nothing new is loaded), for prctl and unshare."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+_PR_SET_PDEATHSIG = 1
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+
+
+def _child_setup(cpu_seconds: int, libc: object | None, parent: int) -> None:
+    """In kustomize's process, before it runs: killed with render (a parent-death signal, set before
+    the check that render is still there), CPU time and data limits, and a network namespace of its
+    own (no interface but a down loopback) where the kernel allows one, as root or in a user namespace."""
     import resource
 
+    if libc is not None:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # type: ignore[attr-defined]
+    if os.getppid() != parent:
+        os._exit(137)
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     hard = cpu_seconds + 1 if hard == resource.RLIM_INFINITY else min(hard, cpu_seconds + 1)
     resource.setrlimit(resource.RLIMIT_CPU, (min(cpu_seconds, hard), hard))
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    data = MAX_MEMORY if hard == resource.RLIM_INFINITY else min(hard, MAX_MEMORY)
+    resource.setrlimit(resource.RLIMIT_DATA, (data, data))
+    if libc is not None and libc.unshare(_CLONE_NEWNET) != 0:  # type: ignore[attr-defined]
+        libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET)  # type: ignore[attr-defined]
 
 
 def _run(
@@ -675,6 +845,7 @@ def _run(
 ) -> tuple[int, bytes | None, bytes, bool]:
     """Exit code, stdout (None past ``max_out``), stderr (first 64 KiB) and whether time ran out."""
     cpu = max(1, int(timeout) + 1)
+    libc, parent = _libc(), os.getpid()
     process = subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
@@ -683,11 +854,8 @@ def _run(
         env=env,
         cwd=cwd,
         start_new_session=True,
-        preexec_fn=lambda: _limits(cpu),
+        preexec_fn=lambda: _child_setup(cpu, libc, parent),
     )
-    previous = {}
-    if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
-        previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
     out, err = bytearray(), bytearray()
     too_much = timed_out = False
     try:
@@ -725,8 +893,6 @@ def _run(
     finally:
         if process.poll() is None:
             _kill(process)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()

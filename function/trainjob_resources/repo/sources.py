@@ -10,10 +10,12 @@ bytes (``MAX_INPUT_BYTES``, the KRM function's own input limit), folder entries 
 
 from __future__ import annotations
 
+import errno
 import os
-import re
 import stat
 from dataclasses import dataclass, field
+
+from ..values.text import printable
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024  # yamlnodes.MAX_INPUT_BYTES, the KRM function's input limit
 MAX_ITEMS = 100_000  # krm.MAX_ITEMS (both checked equal by the tests; this module imports no YAML)
@@ -22,17 +24,15 @@ MAX_FOLDER_DEPTH = 64
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 _SHOWN_LIMIT = 8  # names listed in one note
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
 
 class RenderError(Exception):
     """Input that cannot be rendered; the message says which file and why."""
 
 
 def shown(text: object) -> str:
-    """``text`` fit for one line of a message: control characters are written as escapes, so that a
-    file name cannot forge lines of output or terminal sequences."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+    """``text`` fit for one line of a message: control, bidi and zero-width characters are written as
+    escapes, so that a file name cannot forge lines of output, terminal sequences or reordered text."""
+    return printable(text)
 
 
 @dataclass
@@ -82,6 +82,9 @@ class Reader:
     errors: list[str] = field(default_factory=list)
     seen: dict[str, str] = field(default_factory=dict)  # real path -> the label it was first read as
     kept: dict[str, bytes] = field(default_factory=dict)  # files read to plan a build, copied from here
+    # The render's one deadline (time.monotonic()) for every kustomize build, and the limit it came from.
+    deadline: float | None = None
+    time_limit: float = 60.0
 
     def resolve(self, path: str, label: str, root: Root) -> str:
         """The real path of ``path``; a RenderError if it is not inside ``root``."""
@@ -151,12 +154,15 @@ class Reader:
                 hidden.append(name)
                 continue
             path = os.path.join(directory, name)
-            real = self.resolve(path, entry_label, root) if entry.is_symlink() else path
+            link = entry.is_symlink()
+            real = self.resolve(path, entry_label, root) if link else path
             try:
                 info = os.stat(real)
-            except OSError:
-                self.notes.append(f"note: {shown(entry_label)}: skipped: a broken symbolic link")
-                continue
+            except OSError as err:
+                if link and err.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                    self.notes.append(f"note: {shown(entry_label)}: skipped: a broken symbolic link")
+                    continue
+                raise unreadable(entry_label, err) from None
             if stat.S_ISDIR(info.st_mode):
                 out.append((real, entry_label, None))
             elif not stat.S_ISREG(info.st_mode):
@@ -172,6 +178,12 @@ class Reader:
                 f"note: {shown(label)}: skipped files that are not *.yaml, *.yml or *.json: {_names(others)}"
             )
         return out
+
+
+def unreadable(label: str, err: OSError) -> RenderError:
+    """A file or folder that cannot be looked at (a path too long, no permission): an error, never
+    an entry dropped without a word."""
+    return RenderError(f"{shown(label)}: cannot read: {err.strerror or err}")
 
 
 def _kind(mode: int) -> str:

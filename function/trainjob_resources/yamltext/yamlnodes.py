@@ -279,6 +279,28 @@ def check_duplicate_keys(root: Node, collections: Iterable[Node] | None = None) 
             stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node.value))
 
 
+def merge_key_path(root: Node) -> str | None:
+    """The field path of the first YAML merge key (``<<``) below ``root``, or None. PyYAML lets a
+    mapping's own key win over a merged one; go-yaml (kubectl, Argo CD) applies keys in order, so a
+    merge after an explicit key wins there: the two readers see different objects."""
+    seen: set[int] = set()
+    stack: list[tuple[Node, str]] = [(root, "")]
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen or isinstance(node, ScalarNode):
+            continue
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                name = key.value if isinstance(key, ScalarNode) else "?"
+                if isinstance(key, ScalarNode) and key.tag == MERGE_TAG:
+                    return _join(path, "<<")
+                stack.append((value, _join(path, str(name))))
+        elif isinstance(node, SequenceNode):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node.value))
+    return None
+
+
 def _repeats_here(node: MappingNode) -> bool:
     pairs = node.value
     if len(pairs) < 2:
@@ -410,7 +432,7 @@ def from_python(value: Any) -> Node:
     while stack:
         current = stack.pop()
         if isinstance(current, ScalarNode):
-            if current.tag == STR_TAG and _plain_tag(current.value) != STR_TAG:
+            if current.tag == STR_TAG and needs_quotes(current.value):
                 current.style = '"'
         else:
             stack.extend(n for pair_or_node in current.value for n in _flatten(pair_or_node))
@@ -420,7 +442,44 @@ def from_python(value: Any) -> Node:
 def text_node(value: str) -> ScalarNode:
     """A string scalar, double-quoted only where plain text would read as another type (as
     ``from_python`` writes it), built without the representer."""
-    return ScalarNode(STR_TAG, value, style='"' if _plain_tag(value) != STR_TAG else None)
+    return ScalarNode(STR_TAG, value, style='"' if needs_quotes(value) else None)
+
+
+# go-yaml v2's resolver (resolve.go), which kubectl, Argo CD and sigs.k8s.io/yaml read with: YAML
+# 1.1 booleans and nulls, integers as Go's strconv.ParseInt(s, 0, 64) reads them once ``_`` are
+# taken out (0x, 0o, 0b, leading 0), and its yamlStyleFloat. PyYAML's resolver (1.1 too) reads
+# ``y``, ``n``, ``1e3``, ``0o17`` and ``1_0`` as strings; written plain, the cluster would not.
+_YAML11_WORDS = frozenset(
+    (
+        "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE", "false", "False",
+        "FALSE", "on", "On", "ON", "off", "Off", "OFF", "~", "null", "Null", "NULL", ".inf", ".Inf", ".INF",
+        "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN", "<<",
+    )
+)  # fmt: skip
+_YAML11_NUMBER = re.compile(
+    r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|[0-9]+)"
+    r"|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+)
+
+
+def yaml11_non_string(value: str) -> bool:
+    """Whether go-yaml v2 reads ``value``, written plain, as something other than a string."""
+    if value == "" or value in _YAML11_WORDS:
+        return True
+    if value[0] not in "0123456789+-.":
+        return False
+    return _YAML11_NUMBER.fullmatch(value.replace("_", "")) is not None
+
+
+def only_yaml11_non_string(value: str) -> bool:
+    """A string PyYAML writes plain (its resolver reads it back as a string) that go-yaml v2 does
+    not: it must be quoted by hand; the others the writer quotes itself."""
+    return yaml11_non_string(value) and _plain_tag(value) == STR_TAG
+
+
+def needs_quotes(value: str) -> bool:
+    """Whether a string must be quoted to read back as a string, in PyYAML and in go-yaml v2."""
+    return _plain_tag(value) != STR_TAG or yaml11_non_string(value)
 
 
 def _flatten(entry: Any) -> tuple[Node, ...]:
@@ -483,7 +542,7 @@ def ensure_map(node: MappingNode, key: str) -> MappingNode:
 
 
 def str_node(value: str) -> ScalarNode:
-    return ScalarNode(STR_TAG, value)
+    return ScalarNode(STR_TAG, value, style='"' if only_yaml11_non_string(value) else None)
 
 
 def items_of(node: Node | None) -> Iterator[tuple[str, Node]]:

@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-test
 
-.PHONY: example test lint goldens bench clean
+.PHONY: example test lint goldens bench clean cluster
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,13 @@ $(STAMP): pyproject.toml | $(BIN)/python
 example: $(RUN_STAMP)
 	$(BIN)/trainjob-resources < tests/testdata/success/data-loader-64gi/input.yaml
 
+## Build (or reuse) the local control plane with upstream Kubeflow Trainer, and standalone kustomize
+## and Helm, from Go modules into a cache folder (tests/cluster/README.md). Without Go: a skip, outside CI.
+cluster:
+	bash tests/cluster/build.sh
+
 ## Lint, type-check and run the whole test suite.
-test: $(STAMP)
+test: $(STAMP) cluster
 	$(BIN)/ruff check function tests bench
 	$(BIN)/ruff format --check function tests bench
 	$(BIN)/mypy --strict function

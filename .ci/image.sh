@@ -6,7 +6,8 @@
 # 1. installs podman, runc and debootstrap with apt (crun fails on these cgroup v1 hosts: runc);
 # 2. writes a containers.conf: no default ulimits (this sandbox cannot set them), runtime runc;
 # 3. makes a base image standing in for python:3.11-slim (no registry serves images here):
-#    a debootstrapped Debian bookworm with python3, pip and the host's CA bundle, cached by day;
+#    a debootstrapped Debian bookworm (from the mirror the host's apt sources name) with python3,
+#    pip and the host's CA bundle, cached by day;
 # 4. builds the repository's Dockerfile on it (--build-arg PYTHON_IMAGE; users keep the default)
 #    and tags the result as the image the examples name;
 # 5. writes env.sh: CONTAINERS_CONF, a `docker` that execs podman first on PATH (kustomize's
@@ -45,14 +46,44 @@ runtime = "runc"
 EOF
 export CONTAINERS_CONF="${work}/containers.conf"
 
+# debootstrap fetches from the Debian mirror this machine's apt uses (the first `deb` source that is
+# not a security archive, in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list);
+# TRAINJOB_RESOURCES_DEBIAN_MIRROR overrides it.
+debian_mirror() {
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -r "${f}" ] || continue
+    awk 'BEGIN { RS = ""; FS = "\n" }
+      { t = ""; u = ""; s = ""
+        for (i = 1; i <= NF; i++) {
+          if ($i ~ /^[ \t]*#/) continue
+          if ($i ~ /^Types:/) t = $i; if ($i ~ /^URIs:/) u = $i; if ($i ~ /^Suites:/) s = $i
+        }
+        if (t ~ /[: \t]deb([ \t]|$)/ && u != "" && s !~ /security/) {
+          sub(/^URIs:[ \t]*/, "", u); split(u, a, /[ \t]+/); print a[1]; exit
+        } }' "${f}"
+  done
+  if [ -r /etc/apt/sources.list ]; then
+    awk '$1 == "deb" { i = 2; if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+      if ($(i + 1) !~ /security/) { print $i; exit } }' /etc/apt/sources.list
+  fi
+}
+mirror="${TRAINJOB_RESOURCES_DEBIAN_MIRROR:-$(debian_mirror | head -n 1)}"
+
 step "base image ${base} (stands in for python:3.11-slim)"
 if ! podman image exists "${base}"; then
   tarball="${work}/base-${day}.tar"
   if [ ! -s "${tarball}" ]; then
+    if [ -z "${mirror}" ]; then
+      echo ".ci/image.sh: no Debian mirror in /etc/apt/sources.list.d/*.sources or /etc/apt/sources.list" \
+        "(a 'deb' source); set TRAINJOB_RESOURCES_DEBIAN_MIRROR to one" >&2
+      exit 1
+    fi
+    echo "debootstrap bookworm from ${mirror} (this machine's apt source)"
     root="${work}/rootfs-${day}"
     rm -rf "${root}"
     debootstrap --variant=minbase --include=python3,python3-venv,python3-pip,ca-certificates \
-      bookworm "${root}" http://deb.debian.org/debian >"${work}/debootstrap.log" 2>&1 ||
+      bookworm "${root}" "${mirror}" >"${work}/debootstrap.log" 2>&1 ||
       { tail -n 30 "${work}/debootstrap.log" >&2; exit 1; }
     # pip inside the build reaches PyPI through this host's CA bundle.
     cp /etc/ssl/certs/ca-certificates.crt "${root}/etc/ssl/certs/ca-certificates.crt"

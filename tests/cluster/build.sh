@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# `make cluster`: build (or reuse) the local control plane and the standalone tools, by module version,
+# into a cache folder keyed by every pinned version and the harness's source:
+#
+#   ${TRAINJOB_RESOURCES_CACHE:-$HOME/.cache/trainjob-resources}/cluster/<key>/
+#     bin/kube-apiserver bin/etcd bin/harness bin/kustomize-<v>... bin/helm-<v>
+#     crds/ (upstream Trainer's, JobSet's and scheduler-plugins' CRDs, copied out of the module cache)
+#     webhook/manifests.yaml (upstream Trainer's webhook configuration)
+#     paths.json (what tests/cluster/controlplane.py reads)
+#
+# and points ${cache}/cluster/current at it. A warm run only hashes a few files. A module that cannot
+# be fetched or built fails with Go's own error. Without Go, outside CI this prints a skip and exits 0;
+# in CI (CI=true) it fails.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# Pinned here (the Go modules' versions are in go.mod/go.sum of this folder and tools/*/).
+# kustomize: the newest v5 that builds with this machine's Go (v5.8.3 needs go >= 1.27) and v5.4,
+# the oldest v5 minor still in wide use. Helm v3: its --post-renderer runs an executable, as our
+# example does (Helm v4's names a plugin).
+KUSTOMIZE_MODULE=sigs.k8s.io/kustomize/kustomize/v5
+KUSTOMIZE_VERSIONS=(v5.8.2 v5.4.3)
+HELM_MODULE=helm.sh/helm/v3
+HELM_VERSION=v3.22.0
+
+if ! command -v go >/dev/null 2>&1; then
+  if [ "${CI:-}" = true ]; then
+    echo "make cluster: Go is required in CI (the control plane is built from Go modules)" >&2
+    exit 1
+  fi
+  echo "make cluster: skipped, Go is not installed (the control-plane tests will skip)" >&2
+  exit 0
+fi
+
+cache_root="${TRAINJOB_RESOURCES_CACHE:-${HOME}/.cache/trainjob-resources}/cluster"
+modver() { awk -v m="$1" '$1 == m && $2 ~ /^v/ { print $2; exit }' "$2"; }
+k8s_version="$(modver k8s.io/kubernetes tools/apiserver/go.mod)"
+etcd_version="$(modver go.etcd.io/etcd/server/v3 tools/etcd/go.mod)"
+trainer_version="$(modver github.com/kubeflow/trainer/v2 go.mod)"
+sources=(build.sh go.mod go.sum harness/*.go tools/*/go.mod tools/*/go.sum)
+hash="$(
+  {
+    go env GOVERSION GOOS GOARCH
+    echo "${KUSTOMIZE_VERSIONS[*]} ${HELM_MODULE}@${HELM_VERSION}"
+    sha256sum "${sources[@]}"
+  } | sha256sum | cut -c1-12
+)"
+key="k8s-${k8s_version}_etcd-${etcd_version}_trainer-${trainer_version}_${hash}"
+out="${cache_root}/${key}"
+
+if [ -s "${out}/paths.json" ]; then
+  ln -sfn "${key}" "${cache_root}/current"
+  echo "make cluster: up to date: ${out}"
+  exit 0
+fi
+
+started=${SECONDS}
+step() { printf '== make cluster (%ss): %s\n' "$((SECONDS - started))" "$*"; }
+mkdir -p "${cache_root}"
+tmp="$(mktemp -d "${cache_root}/.build-XXXXXX")"
+trap 'chmod -R u+w "${tmp}" 2>/dev/null; rm -rf "${tmp}"' EXIT
+mkdir -p "${tmp}/bin" "${tmp}/crds" "${tmp}/webhook"
+build=(go build -p 2 -trimpath -buildvcs=false)
+
+step "kube-apiserver (k8s.io/kubernetes ${k8s_version})"
+# The version Kubernetes' own build stamps (hack/lib/version.sh), so /version and --version say it.
+v="${k8s_version#v}"
+stamp="-X k8s.io/component-base/version.gitVersion=${k8s_version} -X k8s.io/component-base/version.gitMajor=${v%%.*}"
+stamp="${stamp} -X k8s.io/component-base/version.gitMinor=$(echo "${v}" | cut -d. -f2) -X k8s.io/component-base/version.gitTreeState=clean"
+(cd tools/apiserver && "${build[@]}" -ldflags "${stamp}" -o "${tmp}/bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
+step "etcd (go.etcd.io/etcd/server/v3 ${etcd_version})"
+(cd tools/etcd && "${build[@]}" -o "${tmp}/bin/etcd" go.etcd.io/etcd/server/v3)
+step "harness (github.com/kubeflow/trainer/v2 ${trainer_version})"
+"${build[@]}" -o "${tmp}/bin/harness" ./harness
+for v in "${KUSTOMIZE_VERSIONS[@]}"; do
+  step "kustomize ${v}"
+  GOBIN="${tmp}/gobin" go install -trimpath "${KUSTOMIZE_MODULE}@${v}"
+  mv "${tmp}/gobin/kustomize" "${tmp}/bin/kustomize-${v}"
+done
+step "helm ${HELM_VERSION}"
+GOBIN="${tmp}/gobin" go install -trimpath "${HELM_MODULE}/cmd/helm@${HELM_VERSION}"
+mv "${tmp}/gobin/helm" "${tmp}/bin/helm-${HELM_VERSION}"
+rmdir "${tmp}/gobin"
+
+step "CRDs and webhook configuration, from the module cache"
+go mod download github.com/kubeflow/trainer/v2 sigs.k8s.io/jobset sigs.k8s.io/scheduler-plugins
+moddir() { go list -m -f '{{.Dir}}' "$1"; }
+trainer_dir="$(moddir github.com/kubeflow/trainer/v2)"
+jobset_dir="$(moddir sigs.k8s.io/jobset)"
+sp_dir="$(moddir sigs.k8s.io/scheduler-plugins)"
+cp "${trainer_dir}"/manifests/base/crds/trainer.kubeflow.org_*.yaml "${tmp}/crds/"
+cp "${jobset_dir}"/config/components/crd/bases/*.yaml "${tmp}/crds/"
+# Upstream's framework.go installs scheduler-plugins' manifests/coscheduling/crd.yaml (its Makefile
+# copies it from this module) and Volcano's PodGroup CRD (its Makefile curls it from GitHub, which is
+# not reachable here, and no volcano.sh/volcano module is served): Trainer then logs "PodGroup CRDs
+# must be installed in advance" and runs without the Volcano plugin's watches.
+cp "${sp_dir}/manifests/coscheduling/crd.yaml" "${tmp}/crds/scheduler-plugins_coscheduling_crd.yaml"
+cp "${trainer_dir}/manifests/base/webhook/manifests.yaml" "${tmp}/webhook/manifests.yaml"
+chmod -R u+w "${tmp}"
+
+step "paths.json"
+OUT="${out}" TMP="${tmp}" K8S="${k8s_version}" ETCD="${etcd_version}" TRAINER="${trainer_version}" \
+  KVERS="${KUSTOMIZE_VERSIONS[*]}" HELM="${HELM_VERSION}" GOVERSION="$(go env GOVERSION)" \
+  JOBSET="$(modver sigs.k8s.io/jobset go.mod)" CR="$(modver sigs.k8s.io/controller-runtime go.mod)" \
+  SP="$(modver sigs.k8s.io/scheduler-plugins go.mod)" python3 - <<'EOF'
+import json, os
+e = os.environ
+out = e["OUT"]
+b = lambda name: os.path.join(out, "bin", name)
+paths = {
+    "kube-apiserver": b("kube-apiserver"),
+    "etcd": b("etcd"),
+    "harness": b("harness"),
+    "assets": os.path.join(out, "bin"),
+    "kustomize": {v: b(f"kustomize-{v}") for v in e["KVERS"].split()},
+    "helm": b(f"helm-{e['HELM']}"),
+    "crds": os.path.join(out, "crds"),
+    "webhook": os.path.join(out, "webhook", "manifests.yaml"),
+    "versions": {
+        "kubernetes": e["K8S"],
+        "etcd": e["ETCD"],
+        "trainer": e["TRAINER"],
+        "jobset": e["JOBSET"],
+        "scheduler-plugins": e["SP"],
+        "controller-runtime": e["CR"],
+        "kustomize": e["KVERS"].split(),
+        "helm": e["HELM"],
+        "go": e["GOVERSION"],
+    },
+}
+with open(os.path.join(e["TMP"], "paths.json"), "w") as f:
+    json.dump(paths, f, indent=2)
+    f.write("\n")
+EOF
+rm -rf "${out}"
+mv "${tmp}" "${out}"
+trap - EXIT
+ln -sfn "${key}" "${cache_root}/current"
+step "built ${out}"

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.cluster.controlplane import ControlPlane, Unavailable, require_paths
 from tests.engine import Engine, find_engine
 
 KPT_FALLBACK = Path("/usr/lib/google-cloud-sdk/bin/kpt")
@@ -47,3 +50,28 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
         _unavailable(found)
         raise AssertionError("unreachable")
     return found
+
+
+@pytest.fixture(scope="session")
+def cluster_paths() -> dict[str, Any]:
+    """The parsed paths.json of `make cluster` (tests/cluster/controlplane.py's tool_paths())."""
+    try:
+        return require_paths()
+    except Unavailable as absent:
+        _unavailable(str(absent))
+        raise AssertionError("unreachable") from absent
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[ControlPlane]:
+    """The local control plane with upstream Trainer's controllers and webhooks (tests/cluster/), once per run."""
+    try:
+        cp = ControlPlane()
+    except Unavailable as absent:
+        _unavailable(str(absent))
+        raise AssertionError("unreachable") from absent
+    cp.start()
+    try:
+        yield cp
+    finally:
+        cp.stop()

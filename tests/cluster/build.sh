@@ -58,6 +58,7 @@ started=${SECONDS}
 step() { printf '== make cluster (%ss): %s\n' "$((SECONDS - started))" "$*"; }
 mkdir -p "${cache_root}"
 tmp="$(mktemp -d "${cache_root}/.build-XXXXXX")"
+chmod 755 "${tmp}"
 trap 'chmod -R u+w "${tmp}" 2>/dev/null; rm -rf "${tmp}"' EXIT
 mkdir -p "${tmp}/bin" "${tmp}/crds" "${tmp}/webhook"
 build=(go build -p 2 -trimpath -buildvcs=false)
@@ -74,11 +75,21 @@ step "harness (github.com/kubeflow/trainer/v2 ${trainer_version})"
 "${build[@]}" -o "${tmp}/bin/harness" ./harness
 for v in "${KUSTOMIZE_VERSIONS[@]}"; do
   step "kustomize ${v}"
-  GOBIN="${tmp}/gobin" go install -trimpath "${KUSTOMIZE_MODULE}@${v}"
+  # The version kustomize's release build stamps (v5.4 reports "(devel)" without it).
+  GOBIN="${tmp}/gobin" go install -trimpath -ldflags "-X sigs.k8s.io/kustomize/api/provenance.version=${v}" \
+    "${KUSTOMIZE_MODULE}@${v}"
   mv "${tmp}/gobin/kustomize" "${tmp}/bin/kustomize-${v}"
 done
 step "helm ${HELM_VERSION}"
-GOBIN="${tmp}/gobin" go install -trimpath "${HELM_MODULE}/cmd/helm@${HELM_VERSION}"
+# As Helm's Makefile stamps a release: its version, and the Kubernetes version `helm template` assumes
+# (.Capabilities.KubeVersion) from the client-go it builds with.
+helm_mod="$(go mod download -json "${HELM_MODULE}@${HELM_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')"
+helm_k8s_minor="$(awk '$1 == "k8s.io/client-go" { split($2, v, "."); print v[2]; exit }' "${helm_mod}")"
+helm_stamp="-X ${HELM_MODULE}/internal/version.version=${HELM_VERSION} -X ${HELM_MODULE}/internal/version.gitTreeState=clean"
+for pkg in pkg/lint/rules pkg/chartutil; do
+  helm_stamp="${helm_stamp} -X ${HELM_MODULE}/${pkg}.k8sVersionMajor=1 -X ${HELM_MODULE}/${pkg}.k8sVersionMinor=${helm_k8s_minor}"
+done
+GOBIN="${tmp}/gobin" go install -trimpath -ldflags "${helm_stamp}" "${HELM_MODULE}/cmd/helm@${HELM_VERSION}"
 mv "${tmp}/gobin/helm" "${tmp}/bin/helm-${HELM_VERSION}"
 rmdir "${tmp}/gobin"
 
@@ -136,4 +147,6 @@ rm -rf "${out}"
 mv "${tmp}" "${out}"
 trap - EXIT
 ln -sfn "${key}" "${cache_root}/current"
+# Keep the three newest builds (another checkout may still use an older one); drop the rest.
+ls -1dt "${cache_root}"/k8s-* | tail -n +4 | while read -r old; do chmod -R u+w "${old}"; rm -rf "${old}"; done
 step "built ${out}"

@@ -57,17 +57,19 @@ func main() {
 }
 
 func run() error {
+	// Our own flag set: controller-runtime registers --kubeconfig on the global one.
+	fs := flag.NewFlagSet("harness", flag.ExitOnError)
 	var crds, webhooks listFlag
-	kubeconfig := flag.String("kubeconfig", "", "write an admin kubeconfig for the control plane here (required)")
-	assets := flag.String("assets", "", "directory holding the kube-apiserver and etcd binaries (required)")
-	flag.Var(&crds, "crds", "a CRD file or directory to install (repeatable; required)")
-	flag.Var(&webhooks, "webhook", "a webhook configuration file to install (repeatable)")
-	watchStdin := flag.Bool("watch-stdin", true, "stop when stdin closes")
-	verbosity := flag.Int("v", 0, "log verbosity of controller-runtime and Trainer (logs go to stderr)")
-	startTimeout := flag.Duration("start-timeout", 2*time.Minute, "how long etcd, kube-apiserver and the webhook server may take to come up")
-	flag.Parse()
+	kubeconfig := fs.String("kubeconfig", "", "write an admin kubeconfig for the control plane here (required)")
+	assets := fs.String("assets", "", "directory holding the kube-apiserver and etcd binaries (required)")
+	fs.Var(&crds, "crds", "a CRD file or directory to install (repeatable; required)")
+	fs.Var(&webhooks, "webhook", "a webhook configuration file to install (repeatable)")
+	watchStdin := fs.Bool("watch-stdin", true, "stop when stdin closes")
+	verbosity := fs.Int("v", 0, "log verbosity of controller-runtime and Trainer (logs go to stderr)")
+	startTimeout := fs.Duration("start-timeout", 2*time.Minute, "how long etcd, kube-apiserver and the webhook server may take to come up")
+	_ = fs.Parse(os.Args[1:])
 	if *kubeconfig == "" || *assets == "" || len(crds) == 0 {
-		flag.Usage()
+		fs.Usage()
 		return fmt.Errorf("--kubeconfig, --assets and --crds are required")
 	}
 	setParentDeathSignal()

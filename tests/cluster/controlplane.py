@@ -1,0 +1,299 @@
+"""The local control plane with upstream Kubeflow Trainer in it, and the standalone tools, for tests.
+
+`make cluster` (tests/cluster/build.sh) builds everything by Go module version into a cache folder and
+writes a `paths.json` there; `tool_paths()` reads it. `ControlPlane().start()` runs the harness
+(tests/cluster/harness: envtest's etcd and kube-apiserver with upstream's CRDs and webhook
+configuration, Trainer's controllers and webhooks in-process) and talks to it with the machine's kubectl.
+
+    from tests.cluster.controlplane import ControlPlane, tool_paths, tools
+
+    with ControlPlane().start() as cp:
+        cp.apply_server_side(text)                  # as Argo CD does: field manager argocd-controller
+        jobset = cp.wait_for_jobset("my-job", "default")
+    tools.kustomize("v5.4")                         # path of the standalone kustomize v5.4.x
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+ARGOCD_FIELD_MANAGER = "argocd-controller"
+JOBSET = "jobsets.jobset.x-k8s.io"
+TRAINJOB = "trainjobs.trainer.kubeflow.org"
+_BINARIES = ("kube-apiserver", "etcd", "harness", "helm")
+
+
+class Unavailable(RuntimeError):
+    """The binaries `make cluster` builds are absent (no Go, or `make cluster` not run)."""
+
+
+class KubectlError(subprocess.CalledProcessError):
+    """kubectl exited non-zero; str() carries its stderr (the API server's or a webhook's refusal)."""
+
+    def __str__(self) -> str:
+        return f"kubectl {' '.join(self.cmd[3:])} exited {self.returncode}: {(self.stderr or '').strip()}"
+
+
+def cache_root() -> Path:
+    base = os.environ.get("TRAINJOB_RESOURCES_CACHE") or str(Path.home() / ".cache" / "trainjob-resources")
+    return Path(base) / "cluster"
+
+
+def paths_file() -> Path:
+    """`TRAINJOB_RESOURCES_CLUSTER_PATHS` if set, else the cache's `current/paths.json` (`make cluster`)."""
+    override = os.environ.get("TRAINJOB_RESOURCES_CLUSTER_PATHS")
+    return Path(override) if override else cache_root() / "current" / "paths.json"
+
+
+def tool_paths() -> dict[str, Any] | None:
+    """The parsed paths.json, or None when it is absent or names a binary that is not there."""
+    try:
+        paths: dict[str, Any] = json.loads(paths_file().read_text())
+    except (OSError, ValueError):
+        return None
+    binaries = [paths.get(name) for name in _BINARIES] + list(paths.get("kustomize", {}).values())
+    if not all(isinstance(p, str) and os.access(p, os.X_OK) for p in binaries):
+        return None
+    return paths
+
+
+def require_paths() -> dict[str, Any]:
+    paths = tool_paths()
+    if paths is None:
+        raise Unavailable(f"the control-plane binaries are not built ({paths_file()} absent or stale): make cluster")
+    return paths
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.lstrip("v").split("."))
+
+
+class Tools:
+    """The standalone kustomize and Helm that `make cluster` builds, by version."""
+
+    def kustomize(self, version: str | None = None) -> str:
+        """The kustomize binary whose version starts with `version` ("v5.4", "v5.8.2"); None: the newest."""
+        built: dict[str, str] = require_paths()["kustomize"]
+        matching = [v for v in built if version is None or v == version or v.startswith(version.rstrip(".") + ".")]
+        if not matching:
+            raise Unavailable(f"no kustomize {version} built (built: {', '.join(sorted(built))})")
+        return built[max(matching, key=_version_key)]
+
+    def kustomize_versions(self) -> list[str]:
+        return sorted(require_paths()["kustomize"], key=_version_key)
+
+    def helm(self) -> str:
+        helm: str = require_paths()["helm"]
+        return helm
+
+
+tools = Tools()
+
+
+def find_kubectl() -> str:
+    found = shutil.which("kubectl") or ("/usr/bin/kubectl" if os.access("/usr/bin/kubectl", os.X_OK) else None)
+    if found is None:
+        raise Unavailable("kubectl is not on PATH; the control-plane tests drive the real kubectl")
+    return found
+
+
+class ControlPlane:
+    """One harness process: etcd, kube-apiserver and upstream Trainer's controllers and webhooks.
+
+    Start it from a thread that outlives it (the main thread): the harness asks for SIGTERM when the
+    thread that started it exits (Linux's parent-death signal), and stops when its stdin closes.
+    """
+
+    def __init__(self, paths: dict[str, Any] | None = None, kubectl: str | None = None, verbosity: int = 0) -> None:
+        self.paths = paths if paths is not None else require_paths()
+        self.kubectl_path = kubectl or find_kubectl()
+        self.verbosity = verbosity
+        self.versions: dict[str, Any] = self.paths.get("versions", {})
+        self.server = ""
+        self.start_seconds = 0.0
+        self._proc: subprocess.Popen[str] | None = None
+        self._dir: Path | None = None
+        self._log: Any = None
+
+    @property
+    def kubeconfig(self) -> str:
+        if self._dir is None:
+            raise RuntimeError("the control plane is not started")
+        return str(self._dir / "kubeconfig")
+
+    @property
+    def log_path(self) -> Path:
+        if self._dir is None:
+            raise RuntimeError("the control plane is not started")
+        return self._dir / "harness.log"
+
+    def start(self, timeout: float = 120.0) -> ControlPlane:
+        if self._proc is not None:
+            return self
+        self._dir = Path(tempfile.mkdtemp(prefix="trainjob-resources-cp-"))
+        # envtest puts etcd's data and the apiserver's certificates under TMPDIR: under our folder,
+        # stop() can find whatever a killed harness left running.
+        env = dict(os.environ, TMPDIR=str(self._dir))
+        self._log = open(self.log_path, "w")  # noqa: SIM115 (closed in stop())
+        cmd = [
+            self.paths["harness"],
+            f"--kubeconfig={self.kubeconfig}",
+            f"--assets={self.paths['assets']}",
+            f"--crds={self.paths['crds']}",
+            f"--webhook={self.paths['webhook']}",
+            f"--v={self.verbosity}",
+            f"--start-timeout={int(timeout)}s",
+        ]
+        started = time.monotonic()
+        self._proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True, env=env
+        )
+        lines: queue.Queue[str | None] = queue.Queue()
+        stdout = self._proc.stdout
+        assert stdout is not None
+
+        def read() -> None:
+            for line in stdout:
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=read, daemon=True).start()
+        deadline = started + timeout
+        while True:
+            try:
+                line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                self.stop()
+                raise TimeoutError(f"the harness printed no READY within {timeout:.0f}s") from None
+            if line is None:
+                code = self._proc.wait()
+                tail = self.log_path.read_text()[-4000:]
+                self.stop()
+                raise RuntimeError(f"the harness exited {code} before READY; its log ends:\n{tail}")
+            if line.startswith("READY "):
+                ready = json.loads(line[len("READY ") :])
+                self.server = ready["server"]
+                self.start_seconds = time.monotonic() - started
+                return self
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self._dir is not None:
+            _kill_leftovers(str(self._dir))
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self._dir is not None and os.environ.get("TRAINJOB_RESOURCES_KEEP_CLUSTER_DIR") != "1":
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def __enter__(self) -> ControlPlane:
+        return self.start()
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.stop()
+
+    # kubectl --------------------------------------------------------------------------------------
+
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+        cmd = [self.kubectl_path, f"--kubeconfig={self.kubeconfig}", "--request-timeout=60s", *args]
+        done = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=120)
+        if check and done.returncode != 0:
+            raise KubectlError(done.returncode, cmd, done.stdout, done.stderr)
+        return done
+
+    def apply_server_side(
+        self,
+        yaml_text: str,
+        field_manager: str = ARGOCD_FIELD_MANAGER,
+        *,
+        force_conflicts: bool = False,
+        dry_run: bool = False,
+        check: bool = True,
+    ) -> subprocess.CompletedProcess[str]:
+        """`kubectl apply --server-side` of a YAML stream, as Argo CD's server-side apply does."""
+        args = ["apply", "--server-side", f"--field-manager={field_manager}", "-f", "-"]
+        if force_conflicts:
+            args.append("--force-conflicts")
+        if dry_run:
+            args.append("--dry-run=server")
+        return self.kubectl(*args, input=yaml_text, check=check)
+
+    def create(self, yaml_text: str, *, dry_run: bool = False, check: bool = True) -> subprocess.CompletedProcess[str]:
+        args = ["create", "-f", "-"] + (["--dry-run=server"] if dry_run else [])
+        return self.kubectl(*args, input=yaml_text, check=check)
+
+    def get(
+        self, kind: str, name: str, namespace: str | None = None, *, managed_fields: bool = False
+    ) -> dict[str, Any] | None:
+        """The object as JSON, or None when it does not exist."""
+        args = ["get", kind, name, "-o", "json", "--ignore-not-found"]
+        if managed_fields:
+            args.append("--show-managed-fields")
+        if namespace:
+            args.append(f"--namespace={namespace}")
+        out = self.kubectl(*args).stdout.strip()
+        if not out:
+            return None
+        obj: dict[str, Any] = json.loads(out)
+        return obj
+
+    def delete(self, kind: str, name: str, namespace: str | None = None, *, wait: bool = True) -> None:
+        args = ["delete", kind, name, "--ignore-not-found", f"--wait={'true' if wait else 'false'}"]
+        if namespace:
+            args.append(f"--namespace={namespace}")
+        self.kubectl(*args)
+
+    def wait_for_jobset(self, trainjob_name: str, namespace: str = "default", timeout: float = 30.0) -> dict[str, Any]:
+        """The JobSet Trainer's controller creates for a TrainJob (same name, same namespace)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            jobset = self.get(JOBSET, trainjob_name, namespace)
+            if jobset is not None:
+                return jobset
+            if time.monotonic() > deadline:
+                trainjob = self.get(TRAINJOB, trainjob_name, namespace)
+                status = json.dumps((trainjob or {}).get("status"), indent=1)
+                raise TimeoutError(
+                    f"no JobSet {namespace}/{trainjob_name} within {timeout:.0f}s; "
+                    f"TrainJob {'absent' if trainjob is None else 'status: ' + status}"
+                )
+            time.sleep(0.2)
+
+
+def _kill_leftovers(marker: str) -> None:
+    """SIGKILL processes whose command line names our folder (etcd, kube-apiserver of a killed harness)."""
+    me = os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            with contextlib.suppress(OSError):
+                os.kill(int(entry.name), signal.SIGKILL)

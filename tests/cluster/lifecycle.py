@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 from trainjob_resources.kube.quantity import QuantityError, parse_quantity
 
-from tests.cluster.controlplane import TRAINJOB, ControlPlane, KubectlError, Unavailable, tool_paths
+from tests.cluster.controlplane import JOBSET, TRAINJOB, ControlPlane, KubectlError, Unavailable, tool_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 WRAPPER = ROOT / "kustomization-examples" / "exec-data-loader" / "run-trainjob-resources"
@@ -515,6 +515,7 @@ class Application:
     path: str
     namespace: str
     env: dict[str, str] = field(default_factory=dict)
+    runtimes: str | None = None  # a folder of the step: `--runtimes` for render, local-config copies otherwise
 
 
 @dataclass(frozen=True)
@@ -539,6 +540,15 @@ class Refusal:
         )
 
 
+@dataclass(frozen=True)
+class RenderError:
+    """A render expect.yaml announces will fail (the function refuses the step): a part of its message."""
+
+    step: str
+    message: str
+    application: str | None = None
+
+
 @dataclass
 class Scenario:
     root: Path
@@ -546,6 +556,7 @@ class Scenario:
     applications: list[Application]
     namespaces: list[str]
     refusals: list[Refusal]
+    render_errors: list[RenderError] = field(default_factory=list)
 
     @classmethod
     def load(cls, root: Path) -> Scenario:
@@ -565,6 +576,7 @@ class Scenario:
                 path=str(a.get("path") or "."),
                 namespace=str(a["namespace"]),
                 env={str(k): str(v) for k, v in (a.get("env") or {}).items()},
+                runtimes=str(a["runtimes"]) if a.get("runtimes") else None,
             )
             for a in config.get("applications") or [default]
         ]
@@ -586,7 +598,14 @@ class Scenario:
                     entry.get("namespace"),
                 )
             )
-        return cls(root, steps, apps, namespaces, refusals)
+        render_errors = []
+        for entry in expect.get("renderErrors") or []:
+            if not {"step", "message"} <= set(entry) or not any(s.name == entry["step"] for s in steps):
+                raise ScenarioError(
+                    f"{root / 'expect.yaml'}: a renderErrors entry needs a step of the scenario and a message: {entry}"
+                )
+            render_errors.append(RenderError(str(entry["step"]), str(entry["message"]), entry.get("application")))
+        return cls(root, steps, apps, namespaces, refusals, render_errors)
 
 
 def _yaml_file(path: Path) -> Any:
@@ -757,10 +776,25 @@ def argocd_env(app: Application, repo: Path, app_dir: Path) -> dict[str, str]:
     return env
 
 
-def render_cmp(app_dir: Path, app: Application, repo: Path, tools: Tools, work: Path) -> str:
-    """plugin.yaml's generate command: ``trainjob-resources render --config-from-env .`` in the source folder."""
+def render_cmp(app_dir: Path, app: Application, repo: Path, tools: Tools, work: Path, extra: list[str]) -> str:
+    """plugin.yaml's generate command: ``trainjob-resources render --config-from-env .`` in the source folder
+    (with ``--runtimes`` where the Application names the platform's runtimes)."""
     env = {**_base_env(tools, work), **argocd_env(app, repo, app_dir)}
-    return _run(["trainjob-resources", "render", "--config-from-env", "."], app_dir, env, "trainjob-resources render")
+    cmd = ["trainjob-resources", "render", "--config-from-env", *extra, "."]
+    return _run(cmd, app_dir, env, "trainjob-resources render")
+
+
+def local_config_copies(runtimes: Path, app_dir: Path) -> None:
+    """The platform's runtimes as local-config copies in a plain folder (what `--runtimes` is to render)."""
+    if _kustomization(app_dir) is not None:
+        raise ScenarioError(f"{app_dir}: `runtimes:` needs a plain folder, not a kustomization")
+    target = app_dir / "platform-runtimes"
+    target.mkdir(exist_ok=True)
+    for path in _manifest_files(runtimes):
+        docs = documents(path.read_text())
+        for doc in docs:
+            doc.setdefault("metadata", {}).setdefault("annotations", {})[LOCAL_CONFIG] = "true"
+        (target / path.name).write_text(yaml.safe_dump_all(docs, sort_keys=False))
 
 
 def _strip_transformers(app_dir: Path) -> None:
@@ -780,16 +814,17 @@ def _strip_transformers(app_dir: Path) -> None:
         kustomization.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-def kpt_source(app_dir: Path, tools: Tools, work: Path) -> tuple[dict[str, str], str | None]:
+def kpt_source(app_dir: Path, repo: Path, tools: Tools, work: Path) -> tuple[dict[str, str], str | None]:
     """The files a kpt package of this step holds (a kustomization is hydrated first with kustomize,
     without the function), and the function config among them (the pipeline's configPath)."""
     files: dict[str, str] = {}
     config: str | None = None
     if _kustomization(app_dir) is not None:
-        _strip_transformers(app_dir)
-        built = _run([tools.kustomize, "build", str(app_dir)], work, _base_env(tools, work), "kustomize build")
-        files["hydrated.yaml"] = built
-        for path in _manifest_files(app_dir):
+        configs = [p for p in _manifest_files(repo) if any(_is_function_config(d) for d in documents(p.read_text()))]
+        _strip_transformers(repo)
+        cmd = [tools.kustomize, "build", "--load-restrictor", "LoadRestrictionsNone", str(app_dir)]
+        files["hydrated.yaml"] = _run(cmd, work, _base_env(tools, work), "kustomize build")
+        for path in configs:
             if any(_is_function_config(d) for d in documents(path.read_text())):
                 files["trainjob-resources.yaml"] = path.read_text()
                 config = "trainjob-resources.yaml"
@@ -998,6 +1033,11 @@ def describe(ident: Identity) -> str:
     return f"{kind} {namespace + '/' if namespace else ''}{name}"
 
 
+def sync_options(obj: dict[str, Any]) -> set[str]:
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get("argocd.argoproj.io/sync-options") or ""
+    return {o.strip() for o in str(value).split(",") if o.strip()}
+
+
 def _resource(kind: str) -> str:
     return RESOURCE_OF.get(kind, kind)
 
@@ -1109,31 +1149,57 @@ class Runner:
             try:
                 text, predicted = self.render(app, app_dir, repo)
             except RenderFailed as failed:
-                self.record(name, "rendered", False, f"Application {app.name}", str(failed))
+                expected = any(
+                    e.step == name and e.message in str(failed) and e.application in (None, app.name)
+                    for e in self.scenario.render_errors
+                )
+                self.record(
+                    name,
+                    "expected-render-error" if expected else "rendered",
+                    expected,
+                    f"Application {app.name}",
+                    str(failed),
+                )
                 continue
-            self.record(name, "rendered", True, f"Application {app.name}")
+            unmet = [
+                e.message for e in self.scenario.render_errors if e.step == name and e.application in (None, app.name)
+            ]
+            if unmet:
+                self.record(
+                    name, "expected-render-error", False, f"Application {app.name}", f"rendered, not refused: {unmet}"
+                )
+            else:
+                self.record(name, "rendered", True, f"Application {app.name}")
             outputs[app.name] = documents(text)
             for (namespace, job), prediction in predicted.items():
                 predictions[(namespace or self.ns(app.namespace), job)] = prediction
+        synced = set()
         for app in self.scenario.applications:
             if app.name in outputs:
                 self.check_runtime_refs(name, app, outputs[app.name], before)
-                self.sync(name, app, outputs[app.name])
+                if self.sync(name, app, outputs[app.name]):
+                    synced.add(app.name)
         for app in self.scenario.applications:
-            self.prune(name, app, outputs.get(app.name, []))
+            if app.name in synced or not (repo / app.path).is_dir():
+                self.prune(name, app, outputs.get(app.name, []))
         self.check_jobsets(name, predictions)
 
     def render(self, app: Application, app_dir: Path, repo: Path) -> tuple[str, dict[tuple[str, str], Prediction]]:
         work = self.work / repo.parent.name
         env = _base_env(self.tools, work)
+        runtimes = repo / app.runtimes if app.runtimes else None
         if self.via == "render":
-            predicted = explain(["--config-from-env", "."], app_dir, {**env, **argocd_env(app, repo, app_dir)})
-            return render_cmp(app_dir, app, repo, self.tools, work), predicted
+            extra = ["--runtimes", str(runtimes)] if runtimes else []
+            cmp_env = {**env, **argocd_env(app, repo, app_dir)}
+            predicted = explain(["--config-from-env", *extra, "."], app_dir, cmp_env)
+            return render_cmp(app_dir, app, repo, self.tools, work, extra), predicted
+        if runtimes is not None:
+            local_config_copies(runtimes, app_dir)
         if self.via == "kustomize":
-            explained = self.explain_kustomization(app, app_dir, work, env)
+            explained = self.explain_kustomization(app, app_dir, repo, env)
             return render_kustomize(app_dir, app, self.tools, work), explained
         package = self.packages[app.name]
-        files, config = kpt_source(app_dir, self.tools, work)
+        files, config = kpt_source(app_dir, repo, self.tools, work)
         conflicts = package.carry(files, config)
         if conflicts:
             raise RenderFailed(f"this step's edits of {conflicts} do not merge into the rendered package")
@@ -1144,11 +1210,11 @@ class Runner:
         return package.render(self.tools, work), predicted
 
     def explain_kustomization(
-        self, app: Application, app_dir: Path, work: Path, env: dict[str, str]
+        self, app: Application, app_dir: Path, repo: Path, env: dict[str, str]
     ) -> dict[tuple[str, str], Prediction]:
         """explain on the step as written (a kustomization is built without running its functions; its
         transformer's options apply), in the Application's namespace."""
-        args = ["--namespace", self.ns(app.namespace), "."]
+        args = ["--namespace", self.ns(app.namespace), "--root", str(repo), "."]
         if _kustomization(app_dir) is None:
             config = next(
                 (p for p in _manifest_files(app_dir) if any(_is_function_config(d) for d in documents(p.read_text()))),
@@ -1231,24 +1297,60 @@ class Runner:
             message = "" if ok else f"live {describe(was)}, rendered {describe(now)}"
             self.record(step, "runtimeRef-kept", ok, f"TrainJob {namespace}/{name}", message)
 
-    def sync(self, step: str, app: Application, objects: list[dict[str, Any]]) -> None:
+    def sync(self, step: str, app: Application, objects: list[dict[str, Any]]) -> bool:
+        """Applies wave by wave; a wave with a refusal ends the sync (Argo CD applies no later wave and
+        prunes nothing): whether every object was accepted."""
         waves = argocd_order(objects)
         for number, wave in enumerate(waves):
             if number:
                 time.sleep(self.wave_delay)
+            failed = False
             for obj in wave:
                 ident = identity(obj, self.ns(app.namespace))
                 if ident[1] and not (obj.get("metadata") or {}).get("namespace"):
                     obj = {**obj, "metadata": {**obj["metadata"], "namespace": ident[1]}}
                 try:
-                    self.cp.apply_server_side(json.dumps(obj), force_conflicts=True)
+                    self.apply(obj, ident)
                 except KubectlError as refused:
                     self.refused(step, obj, ident, str(refused))
+                    failed = True
                     continue
                 self.applied[app.name][ident] = obj
                 self.record(step, "accepted", True, describe(ident))
                 if ident[0] == "TrainJob":
                     self.note_created(step, ident[1], ident[2], None)
+            if failed:
+                skipped = [describe(identity(o, self.ns(app.namespace))) for w in waves[number + 1 :] for o in w]
+                if skipped:
+                    self.record(step, "synced", False, f"Application {app.name}", f"not applied: {skipped}")
+                return False
+        return True
+
+    def apply(self, obj: dict[str, Any], ident: Identity) -> None:
+        """Server-side apply, as Argo CD's ServerSideApply=true (field manager argocd-controller, conflicts
+        forced); with the sync options Replace=true a replace, and Force=true,Replace=true a delete and
+        create (an object with no earlier copy is created)."""
+        options = sync_options(obj)
+        if "Replace=true" not in options:
+            self.cp.apply_server_side(json.dumps(obj), force_conflicts=True)
+            return
+        exists = self.cp.get(_resource(ident[0]), ident[2], ident[1] or None) is not None
+        if not exists:
+            self.cp.create(json.dumps(obj))
+        elif "Force=true" in options:
+            self.delete(ident)
+            self.cp.create(json.dumps(obj))
+        else:
+            self.cp.kubectl("replace", "-f", "-", input=json.dumps(obj))
+
+    def delete(self, ident: Identity) -> None:
+        """Deletes an object and waits; a TrainJob's JobSet with it (the control plane runs no garbage
+        collector, which would delete the JobSet its ownerReference ties to the TrainJob)."""
+        kind, namespace, name = ident
+        self.cp.delete(_resource(kind), name, namespace or None, wait=True)
+        if kind == "TrainJob":
+            self.cp.delete(JOBSET, name, namespace, wait=True)
+            self.live.pop((namespace, name), None)
 
     def refused(self, step: str, obj: dict[str, Any], ident: Identity, message: str) -> None:
         for index, refusal in enumerate(self.scenario.refusals):
@@ -1262,7 +1364,9 @@ class Runner:
         """What this Application applied before and its output now lacks, last wave first, as Argo CD prunes;
         a pruned runtime that a live TrainJob names is a failed check (it is deleted all the same)."""
         keep = {identity(o, self.ns(app.namespace)) for o in objects}
-        gone = {i: o for i, o in self.applied[app.name].items() if i not in keep}
+        gone = {
+            i: o for i, o in self.applied[app.name].items() if i not in keep and "Prune=false" not in sync_options(o)
+        }
         if not gone:
             return
         leaving = {(i[1], i[2]) for i in gone if i[0] == "TrainJob"}
@@ -1277,9 +1381,8 @@ class Runner:
                     named_by = users.get(ident, [])
                     message = f"still named by TrainJob {', '.join(named_by)}" if named_by else ""
                     self.record(step, "pruned-runtime-unused", not named_by, describe(ident), message)
-                self.cp.delete(_resource(ident[0]), ident[2], ident[1] or None, wait=False)
+                self.delete(ident)
                 del self.applied[app.name][ident]
-                self.live.pop((ident[1], ident[2]), None)
 
     def check_jobsets(self, step: str, predictions: dict[tuple[str, str], Prediction]) -> None:
         """Each live TrainJob's JobSet against explain: the prediction of the step that created it (a running

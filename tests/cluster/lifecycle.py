@@ -527,6 +527,7 @@ class Refusal:
     name: str
     message: str
     namespace: str | None = None
+    vias: tuple[str, ...] = VIAS
 
     def matches(self, step: str, obj: dict[str, Any], message: str, namespaces: dict[str, str]) -> bool:
         meta = obj.get("metadata") or {}
@@ -547,6 +548,7 @@ class RenderError:
     step: str
     message: str
     application: str | None = None
+    vias: tuple[str, ...] = VIAS
 
 
 @dataclass
@@ -596,6 +598,7 @@ class Scenario:
                     str(entry["name"]),
                     str(entry["message"]),
                     entry.get("namespace"),
+                    _vias(entry, root),
                 )
             )
         render_errors = []
@@ -604,8 +607,18 @@ class Scenario:
                 raise ScenarioError(
                     f"{root / 'expect.yaml'}: a renderErrors entry needs a step of the scenario and a message: {entry}"
                 )
-            render_errors.append(RenderError(str(entry["step"]), str(entry["message"]), entry.get("application")))
+            render_errors.append(
+                RenderError(str(entry["step"]), str(entry["message"]), entry.get("application"), _vias(entry, root))
+            )
         return cls(root, steps, apps, namespaces, refusals, render_errors)
+
+
+def _vias(entry: dict[str, Any], root: Path) -> tuple[str, ...]:
+    vias = entry.get("via", list(VIAS))
+    vias = [vias] if isinstance(vias, str) else vias
+    if not isinstance(vias, list) or not vias or not set(vias) <= set(VIAS):
+        raise ScenarioError(f"{root / 'expect.yaml'}: via must be some of {list(VIAS)}: {entry}")
+    return tuple(vias)
 
 
 def _yaml_file(path: Path) -> Any:
@@ -727,7 +740,7 @@ def _base_env(tools: Tools, work: Path) -> dict[str, str]:
     return {"PATH": tools.path_with_kustomize(work), "HOME": str(work), "LC_ALL": "C.UTF-8"}
 
 
-def render_kustomize(app_dir: Path, app: Application, tools: Tools, work: Path) -> str:
+def render_kustomize(app_dir: Path, repo: Path, app: Application, tools: Tools, work: Path) -> str:
     """Standalone ``kustomize build --enable-alpha-plugins --enable-exec`` with the function as an exec
     transformer: the step's own transformer config pointed at this checkout, or, where the step names
     none, an overlay of the runner's on top of it (a plain folder gets a kustomization first)."""
@@ -745,7 +758,7 @@ def render_kustomize(app_dir: Path, app: Application, tools: Tools, work: Path) 
             kustomization["transformers"] = transformers
         (app_dir / "kustomization.yaml").write_text(yaml.safe_dump(kustomization, sort_keys=False))
     target = app_dir
-    if not _point_at_this_checkout(app_dir):
+    if not _point_at_this_checkout(repo):
         target = work / f"overlay-{app.name}"
         target.mkdir(parents=True, exist_ok=True)
         config = {
@@ -852,6 +865,38 @@ pipeline:
 """
 
 
+PROVENANCE = "fn.trainjob-resources.io/"
+DEPENDS_ON = "config.kubernetes.io/depends-on"
+
+
+def with_provenance(rendered: str, new: str) -> str | None:
+    """``new`` with the function's records of ``rendered`` (its ``fn.trainjob-resources.io/`` annotations,
+    the depends-on it added, the runtimeRef it set) on the objects of the same kind and name; None when
+    ``new`` is not YAML."""
+    try:
+        old_docs = {(d.get("kind"), (d.get("metadata") or {}).get("name")): d for d in documents(rendered)}
+        new_docs = list(yaml.safe_load_all(new))
+    except yaml.YAMLError:
+        return None
+    for doc in new_docs:
+        if not isinstance(doc, dict):
+            continue
+        before = old_docs.get((doc.get("kind"), (doc.get("metadata") or {}).get("name")))
+        if before is None:
+            continue
+        kept = {
+            k: v
+            for k, v in ((before.get("metadata") or {}).get("annotations") or {}).items()
+            if k.startswith(PROVENANCE) or k == DEPENDS_ON
+        }
+        if kept:
+            doc.setdefault("metadata", {}).setdefault("annotations", {}).update(kept)
+        ref = (before.get("spec") or {}).get("runtimeRef")
+        if doc.get("kind") == "TrainJob" and ref and isinstance(doc.get("spec"), dict):
+            doc["spec"]["runtimeRef"] = ref
+    return yaml.safe_dump_all([d for d in new_docs if d is not None], sort_keys=False)
+
+
 @dataclass
 class KptPackage:
     """The package kpt renders in place, carried from step to step: each step's edits (its files against the
@@ -861,8 +906,8 @@ class KptPackage:
     previous: dict[str, str] = field(default_factory=dict)
 
     def carry(self, files: dict[str, str], config: str | None) -> list[str]:
-        """Brings the package to this step; returns the files whose edits did not merge."""
-        conflicts = []
+        """Brings the package to this step; returns the files whose edits could not be carried."""
+        conflicts: list[str] = []
         self.folder.mkdir(parents=True, exist_ok=True)
         for rel in sorted(set(files) | set(self.previous)):
             target = self.folder / rel
@@ -875,10 +920,13 @@ class KptPackage:
             elif old != new:
                 merged = self._merge(target, old, new)
                 if merged is None:
-                    conflicts.append(rel)
-                    target.write_text(new)
-                else:
-                    target.write_text(merged)
+                    # The edit touches lines the function rewrote (a patch's resources): the user writes the
+                    # new text into the rendered file, which keeps what the function recorded there.
+                    merged = with_provenance(target.read_text(), new)
+                    if merged is None:
+                        conflicts.append(rel)
+                        merged = new
+                target.write_text(merged)
         self.previous = dict(files)
         kptfile = KPTFILE.format(name=self.folder.name, wrapper=WRAPPER)
         if config is not None:
@@ -947,19 +995,23 @@ def explain(args: list[str], cwd: Path, env: dict[str, str]) -> dict[tuple[str, 
     return out
 
 
+def _pod_defaults(resources: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """requests and limits as the API server gives them to the Pod: a limit without a request is the request."""
+    requests = dict(resources.get("requests") or {})
+    limits = dict(resources.get("limits") or {})
+    for name, value in limits.items():
+        requests.setdefault(name, value)
+    return {"requests": requests, "limits": limits}
+
+
 def jobset_containers(jobset: dict[str, Any]) -> Prediction:
-    """What the JobSet Trainer made gives each container: per replicated job, per container."""
+    """What the JobSet Trainer made gives each container's pods (after the API server's defaulting of
+    requests from limits, which explain predicts): per replicated job, per container."""
     out: Prediction = {}
     for replicated in (jobset.get("spec") or {}).get("replicatedJobs") or []:
         pod = ((((replicated.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")) or {}
         containers = [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]
-        out[replicated["name"]] = {
-            c["name"]: {
-                "requests": (c.get("resources") or {}).get("requests") or {},
-                "limits": (c.get("resources") or {}).get("limits") or {},
-            }
-            for c in containers
-        }
+        out[replicated["name"]] = {c["name"]: _pod_defaults(c.get("resources") or {}) for c in containers}
     return out
 
 
@@ -1090,6 +1142,14 @@ class Runner:
         jobset_timeout: float = 30.0,
         emit: Callable[[Check], None] = lambda c: print(c.line(), flush=True),
     ) -> None:
+        scenario = Scenario(
+            scenario.root,
+            scenario.steps,
+            scenario.applications,
+            scenario.namespaces,
+            [r for r in scenario.refusals if via in r.vias],
+            [e for e in scenario.render_errors if via in e.vias],
+        )
         self.scenario, self.via, self.cp, self.tools, self.work = scenario, via, cp, tools, work
         self.run_id = run_id or secrets.token_hex(3)
         self.namespaces = {n: f"{n}-{self.run_id}" for n in scenario.namespaces}
@@ -1197,7 +1257,7 @@ class Runner:
             local_config_copies(runtimes, app_dir)
         if self.via == "kustomize":
             explained = self.explain_kustomization(app, app_dir, repo, env)
-            return render_kustomize(app_dir, app, self.tools, work), explained
+            return render_kustomize(app_dir, repo, app, self.tools, work), explained
         package = self.packages[app.name]
         files, config = kpt_source(app_dir, repo, self.tools, work)
         conflicts = package.carry(files, config)
@@ -1289,8 +1349,10 @@ class Runner:
                 continue
             _, namespace, name = identity(obj, self.ns(app.namespace))
             live = before.get((namespace, name))
-            if live is None:
-                continue
+            if live is None or {"Force=true", "Replace=true"} <= sync_options(obj):
+                continue  # new, or recreated by Argo CD
+            if any(r.step == step and r.kind == "TrainJob" and r.name == name for r in self.scenario.refusals):
+                continue  # the refusal expect.yaml announces is the check
             was = runtime_of(live)
             now = runtime_of({**obj, "metadata": {**obj["metadata"], "namespace": namespace}})
             ok = was == now
@@ -1347,10 +1409,24 @@ class Runner:
         """Deletes an object and waits; a TrainJob's JobSet with it (the control plane runs no garbage
         collector, which would delete the JobSet its ownerReference ties to the TrainJob)."""
         kind, namespace, name = ident
+        live = self.cp.get(_resource(kind), name, namespace or None) if kind == "TrainJob" else None
         self.cp.delete(_resource(kind), name, namespace or None, wait=True)
-        if kind == "TrainJob":
-            self.cp.delete(JOBSET, name, namespace, wait=True)
+        if live is not None:
+            self.collect_garbage(namespace, live["metadata"]["uid"])
             self.live.pop((namespace, name), None)
+
+    def collect_garbage(self, namespace: str, owner_uid: str) -> None:
+        """What the garbage collector does for a deleted TrainJob: deletes what it owns (its JobSet, its
+        `<name>-runtime-snapshot` ConfigMap, the MPI plugin's Secret and ConfigMap)."""
+        listed = self.cp.kubectl("get", f"{JOBSET},configmaps,secrets", "-n", namespace, "-o", "json").stdout
+        owned = [
+            item
+            for item in json.loads(listed).get("items") or []
+            if any(ref.get("uid") == owner_uid for ref in item["metadata"].get("ownerReferences") or [])
+        ]
+        for item in owned:
+            kind = JOBSET if item["kind"] == "JobSet" else item["kind"].lower()
+            self.cp.delete(kind, item["metadata"]["name"], namespace, wait=True)
 
     def refused(self, step: str, obj: dict[str, Any], ident: Identity, message: str) -> None:
         for index, refusal in enumerate(self.scenario.refusals):

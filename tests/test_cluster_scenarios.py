@@ -17,7 +17,41 @@ pytestmark = pytest.mark.cluster
 SCENARIOS = {p.name: p for p in scenarios()}
 
 # (scenario, via) -> the open defect that makes it fail today.
-KNOWN: dict[tuple[str, str], str] = {}
+CATCH_UP = (
+    "issue 20 (branch names): kustomize and render see the TrainJob afresh, with no record of its render; once "
+    "the base equals its override, the function points it back at the base: the API server refuses the changed "
+    "runtimeRef (immutable) and the derived runtime it names leaves the output"
+)
+MOVE_AWAY = (
+    "issue 20 (branch names): kustomize and render see the TrainJob afresh; once the base moves away from its "
+    "no-op override, the function derives a runtime and points the live TrainJob at it: the API server refuses "
+    "the changed runtimeRef (immutable)"
+)
+PRUNE_OVERLAY = (
+    "the README's Prune=false advice needs an overlay on top of the kustomization that runs the function; {how} "
+    "applies the whole kustomization, the overlay's patch included, before the function makes the derived runtimes: "
+    "the derived runtime is pruned under the SDK's TrainJob"
+)
+INTEGER = (
+    "upstream v2.3.0: the TrainJob defaulting webhook (pkg/webhooks/trainjob_webhook.go) stores an integer "
+    "resourcesPerNode quantity as a string on create; the next server-side apply of the integer fails the CRD's "
+    "spec.trainer rule self == oldSelf ('field is immutable'): every re-sync is refused"
+)
+KNOWN: dict[tuple[str, str], str] = {
+    ("base-catches-up", "kustomize"): CATCH_UP,
+    ("base-catches-up", "render"): CATCH_UP,
+    ("base-moves-away", "kustomize"): MOVE_AWAY,
+    ("base-moves-away", "render"): MOVE_AWAY,
+    ("sdk-trainjob-on-derived", "render"): PRUNE_OVERLAY.format(how="the Argo CD plugin (render)"),
+    ("sdk-trainjob-on-derived", "kpt"): PRUNE_OVERLAY.format(how="the runner's kpt hydration"),
+    ("name-prefix-overlay", "kpt"): (
+        "the runner's limit, not the function's: kpt has no kustomize, so the runner hydrates the overlay first, "
+        "and kustomize's output keeps no previousNames: the prefixed runtime cannot be matched to runtimeRef.name"
+    ),
+    ("resources-per-node-integer", "kustomize"): INTEGER,
+    ("resources-per-node-integer", "render"): INTEGER,
+    ("resources-per-node-integer", "kpt"): INTEGER,
+}
 
 
 def _cases() -> list[object]:
@@ -41,6 +75,8 @@ def test_scenario(control_plane: ControlPlane, scenario: str, via: str) -> None:
         standalone.unavailable("kpt is not installed (google-cloud-cli-kpt)")
     kustomize = standalone.kustomize("newest")
     lines: list[Check] = []
-    checks = run_scenario(SCENARIOS[scenario], via, control_plane, kustomize=kustomize, wave_delay=0.5, emit=lines.append)
+    checks = run_scenario(
+        SCENARIOS[scenario], via, control_plane, kustomize=kustomize, wave_delay=0.5, emit=lines.append
+    )
     failed = [c.line() for c in checks if not c.ok]
     assert checks and not failed, f"{summary(checks)}:\n" + "\n".join(failed)

@@ -4,8 +4,6 @@ open defect is xfail(strict=True) with the defect: it flips to a failure the day
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.cluster import standalone

@@ -48,8 +48,15 @@ hash="$(
 key="k8s-${k8s_version}_etcd-${etcd_version}_trainer-${trainer_version}_${hash}"
 out="${cache_root}/${key}"
 
+# Point current at a build, atomically (other checkouts' tests may be reading it).
+point_current() {
+  ln -sfn "${key}" "${cache_root}/.current-$$"
+  mv -T "${cache_root}/.current-$$" "${cache_root}/current"
+}
+
 if [ -s "${out}/paths.json" ]; then
-  ln -sfn "${key}" "${cache_root}/current"
+  touch "${out}" # most recently used: the last to be pruned
+  point_current
   echo "make cluster: up to date: ${out}"
   exit 0
 fi
@@ -143,10 +150,16 @@ with open(os.path.join(e["TMP"], "paths.json"), "w") as f:
     json.dump(paths, f, indent=2)
     f.write("\n")
 EOF
-rm -rf "${out}"
-mv "${tmp}" "${out}"
-trap - EXIT
-ln -sfn "${key}" "${cache_root}/current"
-# Keep the three newest builds (another checkout may still use an older one); drop the rest.
-ls -1dt "${cache_root}"/k8s-* | tail -n +4 | while read -r old; do chmod -R u+w "${old}"; rm -rf "${old}"; done
+# A folder of builds only ever holds complete builds: if another `make cluster` finished the same one
+# first, keep that one (its binaries may be running) and drop ours.
+if mv -T "${tmp}" "${out}" 2>/dev/null; then
+  trap - EXIT
+else
+  step "another make cluster built ${key} first: keeping it"
+fi
+point_current
+# Keep the three most recently used builds (another checkout may still use an older one).
+ls -1dt "${cache_root}"/k8s-* | tail -n +4 | while read -r old; do
+  [ "${old}" = "${out}" ] || { chmod -R u+w "${old}"; rm -rf "${old}"; }
+done
 step "built ${out}"

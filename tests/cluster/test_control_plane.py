@@ -7,6 +7,7 @@ Trainer's controller creates (no JobSet controller runs: the JobSet is the objec
 
 from __future__ import annotations
 
+import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -65,11 +66,17 @@ def _containers(jobset: dict[str, Any], replicated_job: str) -> dict[str, dict[s
 
 
 def test_paths_name_every_binary(cluster_paths: dict[str, Any]) -> None:
-    paths = tool_paths()
-    assert paths == cluster_paths
-    assert tools.kustomize("v5.4").endswith(paths["kustomize"][tools.kustomize_versions()[0]].rsplit("/", 1)[1])
-    assert tools.kustomize() == paths["kustomize"][tools.kustomize_versions()[-1]]
-    assert tools.helm() == paths["helm"]
+    """paths.json names each binary `make cluster` built, and each says the version it is built from."""
+    assert tool_paths() == cluster_paths
+    built = cluster_paths["kustomize"]
+    assert tools.kustomize("v5.4") == built[next(v for v in built if v.startswith("v5.4."))]
+    assert tools.kustomize() == built[tools.kustomize_versions()[-1]]
+    for version, path in built.items():
+        assert subprocess.run([path, "version"], capture_output=True, text=True, check=True).stdout.strip() == version
+    helm = subprocess.run([tools.helm(), "version", "--short"], capture_output=True, text=True, check=True)
+    assert helm.stdout.strip().startswith(cluster_paths["versions"]["helm"])
+    apiserver = subprocess.run([cluster_paths["kube-apiserver"], "--version"], capture_output=True, text=True)
+    assert apiserver.stdout.split() == ["Kubernetes", cluster_paths["versions"]["kubernetes"]]
 
 
 def test_trainer_controller_creates_the_jobset(control_plane: ControlPlane) -> None:

@@ -77,6 +77,17 @@ func run() error {
 
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(-*verbosity)), zap.UseDevMode(false)))
 
+	// Stop on SIGTERM/SIGINT, or when stdin closes; caught from here on, so that a signal while envtest
+	// starts still stops etcd and kube-apiserver (envtest starts them in process groups of their own).
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer cancel()
+	if *watchStdin {
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			cancel()
+		}()
+	}
+
 	env := &envtest.Environment{
 		BinaryAssetsDirectory:    *assets,
 		CRDDirectoryPaths:        crds,
@@ -87,6 +98,7 @@ func run() error {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		_ = env.Stop() // whatever did start (envtest leaves etcd running when a later step fails)
 		return fmt.Errorf("starting envtest: %w", err)
 	}
 	defer func() {
@@ -94,15 +106,8 @@ func run() error {
 			fmt.Fprintln(os.Stderr, "harness: stopping envtest:", err)
 		}
 	}()
-
-	// Stop on SIGTERM/SIGINT, or when stdin closes.
-	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer cancel()
-	if *watchStdin {
-		go func() {
-			_, _ = io.Copy(io.Discard, os.Stdin)
-			cancel()
-		}()
+	if ctx.Err() != nil {
+		return nil
 	}
 
 	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)

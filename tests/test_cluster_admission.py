@@ -84,6 +84,14 @@ def _apply(cp: ControlPlane, golden: str, objects: list[dict[str, Any]], suffix:
     namespaces = namespace_map(objects, f"a{suffix}-{golden}")
     placed_objects = [placed(o, namespaces) for o in objects]
     create_namespaces(cp, namespaces)
+    # The golden's premise: a ClusterTrainingRuntime its TrainJobs name and it lacks is not in the cluster
+    # (another test of the session may have installed one of that name).
+    bundled = {o["metadata"]["name"] for o in objects if o.get("kind") == "ClusterTrainingRuntime"}
+    for obj in objects:
+        ref = (obj.get("spec") or {}).get("runtimeRef") or {}
+        cluster_scoped = ref.get("kind", "ClusterTrainingRuntime") == "ClusterTrainingRuntime"
+        if obj.get("kind") == "TrainJob" and cluster_scoped and ref.get("name") and ref["name"] not in bundled:
+            cp.delete("clustertrainingruntimes.trainer.kubeflow.org", ref["name"], wait=True)
     try:
         return apply_all(cp, placed_objects)
     finally:

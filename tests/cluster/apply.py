@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -48,17 +49,22 @@ def deployable(objects: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def apply_all(cp: ControlPlane, objects: list[dict[str, Any]]) -> dict[str, str]:
-    """Server-side apply as Argo CD (by wave, runtimes before TrainJobs); returns refusals by object."""
+def apply_all(cp: ControlPlane, objects: list[dict[str, Any]], wave_delay: float = 0.5) -> dict[str, str]:
+    """Server-side apply as Argo CD (field manager argocd-controller), runtimes before the rest; returns the
+    refusals by object."""
     refused: dict[str, str] = {}
-    waves = argocd_order(objects)
-    # Runtimes first within a wave too: the TrainJob webhook needs them (a golden carries no waves).
-    ordered = [o for w in waves for o in sorted(w, key=lambda o: o.get("kind") not in ("Namespace", *RUNTIME_KINDS))]
-    for obj in ordered:
-        try:
-            cp.apply_server_side(json.dumps(obj), force_conflicts=True)
-        except KubectlError as error:
-            refused[f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"] = str(error)
+    # Runtimes first, then a pause like Argo CD's between waves: the TrainJob webhook reads runtimes from the
+    # controller's cache, which a TrainJob applied right after its runtime can outrun.
+    first = [o for o in objects if o.get("kind") in ("Namespace", *RUNTIME_KINDS)]
+    rest = [o for o in objects if o.get("kind") not in ("Namespace", *RUNTIME_KINDS)]
+    for number, group in enumerate((first, rest)):
+        if number and first:
+            time.sleep(wave_delay)
+        for obj in [o for wave in argocd_order(group) for o in wave]:
+            try:
+                cp.apply_server_side(json.dumps(obj), force_conflicts=True)
+            except KubectlError as error:
+                refused[f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"] = str(error)
     return refused
 
 

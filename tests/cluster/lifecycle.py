@@ -1303,7 +1303,8 @@ class Runner:
                 ident = identity(job, "default")
                 single = self.work / step / f"sdk-{ident[2]}.yaml"
                 single.write_text(yaml.safe_dump(job, sort_keys=False))
-                predicted = explain(["--runtimes", str(runtimes), str(single)], self.work, os.environ.copy())
+                env = _base_env(self.tools, self.work)
+                predicted = explain(["--runtimes", str(runtimes), str(single)], self.work, env)
                 for (namespace, name), prediction in predicted.items():
                     self.note_created(step, namespace or ident[1], name, prediction)
 

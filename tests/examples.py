@@ -10,8 +10,8 @@ the real container engine (tests/engine.py; always in CI). Without an engine (ou
 regenerate the goldens) a stand-in for the docker CLI runs the function of this checkout as user
 nobody instead, after checking the arguments kustomize passes (no network, no mounts, ``--user
 nobody``): the function still gets exactly the ResourceList kustomize makes, and kustomize still
-post-processes its output. Where a standalone ``kustomize`` is on PATH the tests also build the
-exec examples for real, with ``--enable-exec``.
+post-processes its output. The tests also build the exec examples for real, as written, with the
+standalone kustomize builds of `make cluster` (``--enable-exec``; tests/cluster/standalone.py).
 """
 
 from __future__ import annotations
@@ -170,15 +170,15 @@ def kubectl_build(
     return done.stdout
 
 
-def kustomize_exec_build(kustomize: str, example: str) -> str:
-    """A standalone kustomize running the exec function for real."""
+def kustomize_exec_build(kustomize: str, example: str, build: str | None = None) -> str:
+    """A standalone kustomize running the exec function for real, in the example as written."""
     done = subprocess.run(
         [
             kustomize,
             "build",
             "--enable-alpha-plugins",
             "--enable-exec",
-            str(EXAMPLES / example / KUSTOMIZE_BUILDS[example]),
+            str(EXAMPLES / example / (build or KUSTOMIZE_BUILDS[example])),
         ],
         capture_output=True,
         text=True,

@@ -16,6 +16,8 @@ import yaml
 from trainjob_resources.checks.config import FunctionConfig
 from trainjob_resources.cli.render import env_name
 
+from tests.cluster import standalone
+from tests.cluster.standalone import KUSTOMIZE_ROLES
 from tests.engine import Engine
 from tests.examples import (
     CMP,
@@ -100,12 +102,19 @@ def test_the_name_prefix_overlay_points_trainjobs_at_the_renamed_runtimes() -> N
         assert not any("previousNames" in key for key in obj["metadata"].get("annotations") or {})
 
 
-@pytest.mark.parametrize("example", EXEC_EXAMPLES)
-def test_exec_example_with_a_standalone_kustomize(example: str) -> None:
-    kustomize = shutil.which("kustomize")
-    if kustomize is None:
-        pytest.skip("no standalone kustomize on PATH (kubectl's cannot run exec functions; see tests/examples.py)")
-    assert kustomize_exec_build(kustomize, example) == expected(example)
+EXEC_BUILDS = [
+    *((e, KUSTOMIZE_BUILDS[e]) for e in EXEC_EXAMPLES),
+    *((e, b) for e, b in overlay_builds() if e in EXEC_EXAMPLES),
+]
+
+
+@pytest.mark.parametrize("role", KUSTOMIZE_ROLES)
+@pytest.mark.parametrize(("example", "build"), EXEC_BUILDS)
+def test_exec_example_with_a_standalone_kustomize(example: str, build: str, role: str) -> None:
+    """As written: ``kustomize build --enable-alpha-plugins --enable-exec`` in the example itself,
+    with the newest and the oldest standalone kustomize `make cluster` builds."""
+    out = kustomize_exec_build(standalone.kustomize(role), example, build)
+    assert out == expected_path(example, build if build != KUSTOMIZE_BUILDS[example] else None).read_text()
 
 
 def test_kubectl_kustomize_skips_exec_functions_silently(kubectl: str) -> None:

@@ -101,7 +101,8 @@ def test_each_readme_command_is_run_by_the_suite(readme: Path, folder: str, word
             assert words[2:] == ["eval", "--image", IMAGE, "--fn-config", "trainjob-resources.yaml"], command
         return
     if words[0] == "helm":
-        # No helm here (nor in CI): the post-renderer it runs is run as written below.
+        # helm template on the chart runs as written in tests/test_cluster_tools.py; the post-renderer
+        # a line names must be one the suite runs.
         renderer = words[words.index("--post-renderer") + 1]
         assert renderer in POST_RENDERERS, f"{readme}: `{command}` runs a post-renderer no test runs"
         return

@@ -1,0 +1,84 @@
+"""Applying a golden's or an example's objects to the control plane, each case in namespaces of its own."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from tests.cluster.controlplane import JOBSET, ControlPlane, KubectlError
+from tests.cluster.lifecycle import CLUSTER_SCOPED, RUNTIME_KINDS, argocd_order
+
+LOCAL_CONFIG = "config.kubernetes.io/local-config"
+
+
+def namespace_map(objects: Iterable[dict[str, Any]], case: str) -> dict[str, str]:
+    """Each namespace the objects name ("" for none) -> one of this case's own."""
+    short = re.sub(r"[^a-z0-9-]", "-", case.lower())[:40].strip("-")
+    names = {str((o.get("metadata") or {}).get("namespace") or "") for o in objects}
+    return {n: f"{short}-{n or 'default'}"[:63].strip("-") for n in sorted(names)}
+
+
+def placed(obj: dict[str, Any], namespaces: dict[str, str]) -> dict[str, Any]:
+    """The object in the case's namespace, without the annotations of the orchestrators' bookkeeping."""
+    out = copy.deepcopy(obj)
+    meta = out.setdefault("metadata", {})
+    annotations = meta.get("annotations") or {}
+    for key in [k for k in annotations if k.startswith(("internal.config.kubernetes.io/", "config.kubernetes.io/"))]:
+        del annotations[key]
+    if not annotations:
+        meta.pop("annotations", None)
+    if out.get("kind") not in CLUSTER_SCOPED:
+        meta["namespace"] = namespaces[str(meta.get("namespace") or "")]
+    return out
+
+
+def deployable(objects: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What a deployer applies: no local-config object, no function config, no Kptfile."""
+    out = []
+    for obj in objects:
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        if str(annotations.get(LOCAL_CONFIG)) == "true" or obj.get("kind") in ("Kptfile", "TrainJobResources"):
+            continue
+        if not obj.get("apiVersion") or obj.get("kind") in ("ResourceList",):
+            continue
+        out.append(obj)
+    return out
+
+
+def apply_all(cp: ControlPlane, objects: list[dict[str, Any]], wave_delay: float = 0.5) -> dict[str, str]:
+    """Server-side apply as Argo CD (field manager argocd-controller), runtimes before the rest; returns the
+    refusals by object."""
+    refused: dict[str, str] = {}
+    # Runtimes first, then a pause like Argo CD's between waves: the TrainJob webhook reads runtimes from the
+    # controller's cache, which a TrainJob applied right after its runtime can outrun.
+    first = [o for o in objects if o.get("kind") in ("Namespace", *RUNTIME_KINDS)]
+    rest = [o for o in objects if o.get("kind") not in ("Namespace", *RUNTIME_KINDS)]
+    for number, group in enumerate((first, rest)):
+        if number and first:
+            time.sleep(wave_delay)
+        for obj in [o for wave in argocd_order(group) for o in wave]:
+            try:
+                cp.apply_server_side(json.dumps(obj), force_conflicts=True)
+            except KubectlError as error:
+                refused[f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"] = str(error)
+    return refused
+
+
+def create_namespaces(cp: ControlPlane, namespaces: dict[str, str]) -> None:
+    for namespace in namespaces.values():
+        if cp.get("namespace", namespace) is None:
+            cp.kubectl("create", "namespace", namespace)
+
+
+def cleanup(cp: ControlPlane, objects: Iterable[dict[str, Any]]) -> None:
+    """Deletes the cluster-scoped runtimes a case applied (its namespaces are its own, never reused)."""
+    for obj in objects:
+        if obj.get("kind") == "ClusterTrainingRuntime":
+            cp.delete("clustertrainingruntimes.trainer.kubeflow.org", obj["metadata"]["name"], wait=False)
+
+
+__all__ = ["JOBSET", "apply_all", "cleanup", "create_namespaces", "deployable", "namespace_map", "placed"]

@@ -1,0 +1,132 @@
+"""Admission on the control plane (tests/cluster/): each error golden applied unrendered. Where the function
+refuses the golden for one of upstream's admission rules, the API server or Trainer's webhook must refuse it
+too, for that rule: the golden is applied with the ``resources`` its patches set taken out (v2.3.0's
+ContainerPatch has no ``resources``, which the server would refuse first; that is checked on its own). Where the
+rule is the function's own (quantities, requests against limits, policy, a container the runtime lacks), the
+cluster admits the TrainJob: the function is the only one to catch it before the Pods fail."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.cluster.apply import apply_all, cleanup, create_namespaces, deployable, namespace_map, placed
+from tests.cluster.controlplane import ControlPlane
+from tests.goldens import cases
+
+pytestmark = pytest.mark.cluster
+
+ERRORS = {c.name: c for c in cases("error")}
+NOT_FOUND = "must be created before the TrainJob is created"
+
+# golden -> what the cluster says when it refuses the golden's TrainJob for the same rule.
+REFUSED_BY_THE_CLUSTER = {
+    "bad-and-duplicate-manager": "duplicate entries for key [manager=",  # runtimePatches is a map keyed by manager
+    "cluster-installed-runtime-with-overrides": NOT_FOUND,  # the webhook needs the runtime (ValidateObjects)
+    "env-for-reserved-container": "must not have envs for the dataset-initializer, model-initializer, node",
+    "missing-runtime": NOT_FOUND,
+    "misspelled-runtime-name": NOT_FOUND,
+    "misspelled-runtime-ref": "trainingRuntimeRef: field not declared in schema",
+    "resources-per-node-bad-quantity": "quantities must match the regular expression",
+    "trainingruntime-in-another-namespace": NOT_FOUND,
+    # the server names one of the unknown fields (image, command), whichever it meets first
+    "unsupported-containerpatch-field": "field not declared in schema",
+}
+# The function's own rules: the cluster admits these TrainJobs (resources taken out).
+ADMITTED_BY_THE_CLUSTER = {
+    "container-in-wrong-list",
+    "cpu-in-cores",
+    "fractional-gpu",
+    "invalid-quantity",
+    "invalid-resource-name",
+    "limitrange-max-overridden-sidecar",
+    "negative-quantity",
+    "one-bad-one-good",
+    "platform-policy-configmap",
+    "requests-above-limits",
+    "resourcequota-never-fits",
+    "trainer-container-resources",
+    "unequal-gpu",
+    "unknown-config-option",
+    "unknown-container",
+    "unknown-replicated-job",
+}
+
+
+def test_every_error_golden_is_classified() -> None:
+    assert set(REFUSED_BY_THE_CLUSTER) | ADMITTED_BY_THE_CLUSTER == set(ERRORS)
+    assert not set(REFUSED_BY_THE_CLUSTER) & ADMITTED_BY_THE_CLUSTER
+
+
+def _without_resources(value: Any) -> Any:
+    """The object with every container entry's ``resources`` taken out."""
+    if isinstance(value, dict):
+        return {k: _without_resources(v) for k, v in value.items() if not (k == "resources" and "name" in value)}
+    if isinstance(value, list):
+        return [_without_resources(v) for v in value]
+    return value
+
+
+def _has_patch_resources(trainjob: dict[str, Any]) -> bool:
+    return _without_resources(trainjob.get("spec")) != trainjob.get("spec")
+
+
+def _objects(golden: str) -> list[dict[str, Any]]:
+    source = yaml.safe_load((ERRORS[golden] / "input.yaml").read_text())
+    return deployable(source.get("items") or [])
+
+
+def _apply(cp: ControlPlane, golden: str, objects: list[dict[str, Any]], suffix: str) -> dict[str, str]:
+    namespaces = namespace_map(objects, f"a{suffix}-{golden}")
+    placed_objects = [placed(o, namespaces) for o in objects]
+    create_namespaces(cp, namespaces)
+    # The golden's premise: a ClusterTrainingRuntime its TrainJobs name and it lacks is not in the cluster
+    # (another test of the session may have installed one of that name).
+    bundled = {o["metadata"]["name"] for o in objects if o.get("kind") == "ClusterTrainingRuntime"}
+    for obj in objects:
+        ref = (obj.get("spec") or {}).get("runtimeRef") or {}
+        cluster_scoped = ref.get("kind", "ClusterTrainingRuntime") == "ClusterTrainingRuntime"
+        if obj.get("kind") == "TrainJob" and cluster_scoped and ref.get("name") and ref["name"] not in bundled:
+            cp.delete("clustertrainingruntimes.trainer.kubeflow.org", ref["name"], wait=True)
+    try:
+        return apply_all(cp, placed_objects)
+    finally:
+        cleanup(cp, placed_objects)
+
+
+@pytest.mark.parametrize("golden", sorted(ERRORS))
+def test_error_golden_applied_unrendered(control_plane: ControlPlane, golden: str) -> None:
+    objects = _objects(golden)
+    stripped = [_without_resources(o) if o.get("kind") == "TrainJob" else o for o in objects]
+    refused = {k: v for k, v in _apply(control_plane, golden, stripped, "s").items() if k.startswith("TrainJob ")}
+    if golden in REFUSED_BY_THE_CLUSTER:
+        assert refused, f"{golden}: the function refuses it for an upstream rule, the cluster admitted it"
+        assert any(REFUSED_BY_THE_CLUSTER[golden] in message for message in refused.values()), refused
+    else:
+        assert not refused, f"{golden}: the cluster refused what only the function's own rules should: {refused}"
+
+
+def _goldens_with_patch_resources() -> list[str]:
+    out = []
+    # The server names only the first unknown field it meets: not resources, in these.
+    other_unknown_fields = {"misspelled-runtime-ref", "unsupported-containerpatch-field"}
+    for golden in sorted(set(ERRORS) - other_unknown_fields):
+        if any(o.get("kind") == "TrainJob" and _has_patch_resources(o) for o in _objects(golden)):
+            out.append(golden)
+    return out
+
+
+@pytest.mark.parametrize("golden", _goldens_with_patch_resources())
+def test_resources_in_a_container_patch_are_refused_by_v2_3_0(control_plane: ControlPlane, golden: str) -> None:
+    """Upstream issue 3999, the reason the function exists: v2.3.0's ContainerPatch has no resources."""
+    objects = [copy.deepcopy(o) for o in _objects(golden)]
+    refused = {k: v for k, v in _apply(control_plane, golden, objects, "r").items() if k.startswith("TrainJob ")}
+    assert any("resources: field not declared in schema" in m for m in refused.values()), refused
+
+
+def test_the_goldens_folder_is_the_one_tests_goldens_reads() -> None:
+    assert all((Path(c) / "input.yaml").is_file() for c in ERRORS.values())

@@ -1,0 +1,80 @@
+"""Every GitOps lifecycle scenario of tests/cluster/scenarios/ through every way of rendering, on the one
+control plane of the test session (tests/cluster/SCENARIOS.md). A scenario that fails because of a known
+open defect is xfail(strict=True) with the defect: it flips to a failure the day the defect is fixed."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cluster import standalone
+from tests.cluster.controlplane import ControlPlane
+from tests.cluster.lifecycle import VIAS, Check, kpt_binary, run_scenario, scenarios, summary
+
+pytestmark = pytest.mark.cluster
+
+SCENARIOS = {p.name: p for p in scenarios()}
+
+# (scenario, via) -> the open defect that makes it fail today.
+CATCH_UP = (
+    "issue 20 (branch names): kustomize and render see the TrainJob afresh, with no record of its render; once "
+    "the base equals its override, the function points it back at the base: the API server refuses the changed "
+    "runtimeRef (immutable) and the derived runtime it names leaves the output"
+)
+MOVE_AWAY = (
+    "issue 20 (branch names): kustomize and render see the TrainJob afresh; once the base moves away from its "
+    "no-op override, the function derives a runtime and points the live TrainJob at it: the API server refuses "
+    "the changed runtimeRef (immutable)"
+)
+PRUNE_OVERLAY = (
+    "the README's Prune=false advice needs an overlay on top of the kustomization that runs the function; {how} "
+    "applies the whole kustomization, the overlay's patch included, before the function makes the derived runtimes: "
+    "the derived runtime is pruned under the SDK's TrainJob"
+)
+INTEGER = (
+    "upstream v2.3.0: the TrainJob defaulting webhook (pkg/webhooks/trainjob_webhook.go) stores an integer "
+    "resourcesPerNode quantity as a string on create; the next server-side apply of the integer fails the CRD's "
+    "spec.trainer rule self == oldSelf ('field is immutable'): every re-sync is refused"
+)
+KNOWN: dict[tuple[str, str], str] = {
+    ("base-catches-up", "kustomize"): CATCH_UP,
+    ("base-catches-up", "render"): CATCH_UP,
+    ("base-moves-away", "kustomize"): MOVE_AWAY,
+    ("base-moves-away", "render"): MOVE_AWAY,
+    ("sdk-trainjob-on-derived", "render"): PRUNE_OVERLAY.format(how="the Argo CD plugin (render)"),
+    ("sdk-trainjob-on-derived", "kpt"): PRUNE_OVERLAY.format(how="the runner's kpt hydration"),
+    ("name-prefix-overlay", "kpt"): (
+        "the runner's limit, not the function's: kpt has no kustomize, so the runner hydrates the overlay first, "
+        "and kustomize's output keeps no previousNames: the prefixed runtime cannot be matched to runtimeRef.name"
+    ),
+    ("resources-per-node-integer", "kustomize"): INTEGER,
+    ("resources-per-node-integer", "render"): INTEGER,
+    ("resources-per-node-integer", "kpt"): INTEGER,
+}
+
+
+def _cases() -> list[object]:
+    cases: list[object] = []
+    for name in SCENARIOS:
+        for via in VIAS:
+            reason = KNOWN.get((name, via))
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            cases.append(pytest.param(name, via, id=f"{name}-{via}", marks=marks))
+    return cases
+
+
+def test_the_known_failures_name_real_cases() -> None:
+    assert {s for s, _ in KNOWN} <= set(SCENARIOS)
+    assert {v for _, v in KNOWN} <= set(VIAS)
+
+
+@pytest.mark.parametrize(("scenario", "via"), _cases())
+def test_scenario(control_plane: ControlPlane, scenario: str, via: str) -> None:
+    if via == "kpt" and kpt_binary() is None:
+        standalone.unavailable("kpt is not installed (google-cloud-cli-kpt)")
+    kustomize = standalone.kustomize("newest")
+    lines: list[Check] = []
+    checks = run_scenario(
+        SCENARIOS[scenario], via, control_plane, kustomize=kustomize, wave_delay=0.5, emit=lines.append
+    )
+    failed = [c.line() for c in checks if not c.ok]
+    assert checks and not failed, f"{summary(checks)}:\n" + "\n".join(failed)

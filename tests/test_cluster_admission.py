@@ -40,10 +40,13 @@ REFUSED_BY_THE_CLUSTER = {
 ADMITTED_BY_THE_CLUSTER = {
     "container-in-wrong-list",
     "cpu-in-cores",
+    # the webhook refuses the runtime derived from it, not this TrainJob (tests/cluster/test_upstream_parity.py)
+    "derived-runtime-webhook-refused",
     "fractional-gpu",
     "invalid-quantity",
     "invalid-resource-name",
     "limitrange-max-overridden-sidecar",
+    "mpi-launcher-move-refused",  # the function's refusal of a move that would size the launcher
     "negative-quantity",
     "one-bad-one-good",
     "platform-policy-configmap",

@@ -312,18 +312,13 @@ def test_bundle_on_the_control_plane(control_plane: ControlPlane, bundle: Path) 
     run_case(control_plane, f"b-{bundle.stem}", _render(bundle), predicted, documents(bundle.read_text()))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "README 'Merge behavior' says resourcesPerNode merges into the trainer container with claims by name "
-        "(MergeResourceRequirements); Trainer v2.3.0's JobSet has no claims at all on the node container once "
-        "resourcesPerNode is set: the runtime's claim 'gpu' and the TrainJob's 'nic' are both dropped"
-    ),
-)
-def test_resources_per_node_merges_claims_by_name(control_plane: ControlPlane) -> None:
+def test_resources_per_node_drops_the_trainer_containers_claims(control_plane: ControlPlane) -> None:
+    """Trainer v2.3.0 rebuilds the trainer container's resources from resourcesPerNode's limits and requests
+    (pkg/runtime/core/trainingruntime.go newRuntimeInfo): the runtime's claim 'gpu' and the TrainJob's 'nic'
+    are both gone from the JobSet, as README 'Merge behavior' and explain's claimsDroppedByResourcesPerNode say."""
     bundle = TESTDATA / "cluster" / "trainer-claims.yaml"
     objects = documents(bundle.read_text())
-    namespaces = namespace_map(objects, "claims-by-name")
+    namespaces = namespace_map(objects, "claims-dropped")
     placed_objects = [placed(o, namespaces) for o in objects]
     create_namespaces(control_plane, namespaces)
     try:
@@ -334,6 +329,6 @@ def test_resources_per_node_merges_claims_by_name(control_plane: ControlPlane) -
             pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
             (node,) = [c for c in pod["containers"] if c["name"] == "node"]
             claims[name] = sorted(c["name"] for c in (node.get("resources") or {}).get("claims") or [])
-        assert claims == {"per-node-without-claims": ["gpu"], "per-node-with-claims": ["gpu", "nic"]}
+        assert claims == {"per-node-without-claims": [], "per-node-with-claims": []}
     finally:
         cleanup(control_plane, placed_objects)

@@ -15,16 +15,6 @@ pytestmark = pytest.mark.cluster
 SCENARIOS = {p.name: p for p in scenarios()}
 
 # (scenario, via) -> the open defect that makes it fail today.
-CATCH_UP = (
-    "issue 20 (branch names): kustomize and render see the TrainJob afresh, with no record of its render; once "
-    "the base equals its override, the function points it back at the base: the API server refuses the changed "
-    "runtimeRef (immutable) and the derived runtime it names leaves the output"
-)
-MOVE_AWAY = (
-    "issue 20 (branch names): kustomize and render see the TrainJob afresh; once the base moves away from its "
-    "no-op override, the function derives a runtime and points the live TrainJob at it: the API server refuses "
-    "the changed runtimeRef (immutable)"
-)
 PRUNE_OVERLAY = (
     "the README's Prune=false advice needs an overlay on top of the kustomization that runs the function; {how} "
     "applies the whole kustomization, the overlay's patch included, before the function makes the derived runtimes: "
@@ -36,10 +26,6 @@ INTEGER = (
     "spec.trainer rule self == oldSelf ('field is immutable'): every re-sync is refused"
 )
 KNOWN: dict[tuple[str, str], str] = {
-    ("base-catches-up", "kustomize"): CATCH_UP,
-    ("base-catches-up", "render"): CATCH_UP,
-    ("base-moves-away", "kustomize"): MOVE_AWAY,
-    ("base-moves-away", "render"): MOVE_AWAY,
     ("sdk-trainjob-on-derived", "render"): PRUNE_OVERLAY.format(how="the Argo CD plugin (render)"),
     ("sdk-trainjob-on-derived", "kpt"): PRUNE_OVERLAY.format(how="the runner's kpt hydration"),
     ("name-prefix-overlay", "kpt"): (

@@ -63,10 +63,14 @@ def test_argo_cd_order_waves_then_its_kind_order_then_names() -> None:
         {"kind": "TrainingRuntime", "metadata": {"name": "b"}},
         {"kind": "TrainJob", "metadata": {"name": "a"}},
         {"kind": "ConfigMap", "metadata": {"name": "z"}},
+        {"kind": "Secret", "metadata": {"name": "s"}},
+        {"kind": "Namespace", "metadata": {"name": "y"}},
         {"kind": "TrainingRuntime", "metadata": {"name": "d", "annotations": {"argocd.argoproj.io/sync-wave": "-1"}}},
     ]
     order = [[o["metadata"]["name"] for o in wave] for wave in argocd_order(objects)]
-    assert order == [["d"], ["z", "a", "b"]], "unknown kinds by name: TrainJob before TrainingRuntime"
+    # Known kinds in Argo CD's order (Namespace, Secret, ConfigMap: not alphabetical), then unknown ones by
+    # kind: TrainJob before TrainingRuntime.
+    assert order == [["d"], ["y", "s", "z", "a", "b"]]
 
 
 def test_namespaces_are_mapped_only_where_a_namespace_is_named() -> None:

@@ -788,6 +788,19 @@ def test_the_kustomize_child_is_bounded_in_memory(repo: Path) -> None:
     assert time.monotonic() - started < 30
 
 
+def test_a_big_file_named_by_many_generators_stops_at_the_kustomize_childs_memory(repo: Path) -> None:
+    """Render copies (and counts) the 20 MB file once; kustomize would read it once per generator."""
+    app = repo / "generators"
+    write(app / "big.txt", "x" * (20 * 1024 * 1024))
+    generators = "".join(f"- name: c{i}\n  files: [big.txt]\n" for i in range(300))
+    write(app / "kustomization.yaml", f"configMapGenerator:\n{generators}")
+    started = time.monotonic()
+    out = render(app, cpu_seconds=60)
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "ran out of its 1024 MiB of memory" in out.stderr, out
+    assert time.monotonic() - started < 40
+
+
 SLOW_KUSTOMIZE = "#!/bin/sh\n/bin/sleep 2\nprintf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: c%s\\n' $$\n"
 
 

@@ -10,7 +10,6 @@ runtime or an override did.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node, SequenceNode
@@ -39,11 +38,6 @@ SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 def old(key: str) -> str:
     """The annotation ``key`` as earlier versions spelt it."""
     return OLD_PREFIX + key.removeprefix(PREFIX)
-
-
-def is_derived(annotations: Mapping[str, str]) -> bool:
-    """Whether an object's annotations say this function derived it (either prefix)."""
-    return DERIVED_FROM in annotations or old(DERIVED_FROM) in annotations
 
 
 class Record(_Record):

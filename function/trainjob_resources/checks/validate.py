@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..kube.resource_rules import default_requests, validate_resource_requirements
-from ..trainer.effective import Effective, Source
+from ..trainer.effective import Effective
 from ..trainer.runtime_view import (
     ANCESTOR_LABEL,
     RESERVED_ENV_CONTAINERS,
@@ -188,10 +188,6 @@ def _attribute(violation: Violation, effective: Effective) -> Violation:
 def _at(violation: Violation, path: str, context: str | None) -> Violation:
     message = f"{context}: {violation.message}" if context else violation.message
     return Violation(path, message, violation.severity, violation.current_value, violation.proposed_value)
-
-
-def describe_sources(sources: list[Source]) -> str:
-    return ", ".join(s.label for s in sources)
 
 
 # pkg/webhooks/trainingruntime_webhook.go validateReplicatedJobs: the container each ancestor's job must have.

@@ -122,8 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"trainjob-resources: expected a ResourceList on stdin (not a terminal)\n\n{USAGE}")
             return 2
         from ..process import process
+        from .fan_out import forked
 
-        return as_main(process)
+        return as_main(lambda resource_list: process(resource_list, fan_out=forked))
     if args[0] in SUBCOMMANDS:
         import importlib
 

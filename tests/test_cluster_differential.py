@@ -42,12 +42,6 @@ NOT_ON_V2_3_0 = {
 }
 # Goldens whose output the control plane refuses today: the finding (xfail, strict: fixed, they fail).
 REFUSED_TODAY = {
-    "cluster-installed-runtime": (
-        "the function passes TrainJob team-b/finetune through (its runtime is not in the bundle), but its patch "
-        "sets env on the container named node, which upstream's webhook refuses by name alone, whatever the "
-        "runtime (pkg/runtime/framework/plugins/jobset/jobset.go Validate: 'must not have envs for the "
-        "dataset-initializer, model-initializer, node containers'): the env rule needs no runtime"
-    ),
     "other-api-group-left-alone": (
         "the TrainJob whose runtimeRef.apiGroup is example.com is left unchanged, resources in its ContainerPatch "
         "included, and v2.3.0's API server refuses the field (ContainerPatch has no resources: 'field not "

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node
 
-from .checks.bundle import Bundle, Identity, RuntimeEntry, identity_of, index, resolve
+from .checks.bundle import Bundle, Identity, Resolution, RuntimeEntry, identity_of, index, resolve
 from .checks.materialize import (
     Derived,
     canonical_patch,
@@ -34,6 +34,7 @@ from .checks.runtime_name import name_keyed_violations
 from .checks.validate import (
     claim_violations,
     initializer_violations,
+    runtime_free_violations,
     validate_container_site,
     validate_effective,
     validate_job_site,
@@ -236,7 +237,13 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
     resolution = resolve(bundle, trainjob.spec.runtime_ref, item.namespace, overrides)
     if resolution.entry is None:
         assert resolution.violation is not None
-        return Outcome([resolution.violation], unchecked=resolution.absent and not overrides)
+        outcome = Outcome([resolution.violation])
+        if resolution.violation.severity != "error":
+            outcome.violations += _unresolved_violations(item, trainjob, raw, sites, config, resolution)
+            if outcome.failed and resolution.violation.severity == "info":
+                del outcome.violations[0]  # "passed through unchanged": not with an error
+        outcome.unchecked = resolution.absent and not overrides and not outcome.failed
+        return outcome
     entry = resolution.entry
     if entry.model is None:
         return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
@@ -282,6 +289,23 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
     if not outcome.failed:
         _warn_if_repointed(item, outcome)
     return outcome
+
+
+def _unresolved_violations(
+    item: Item,
+    trainjob: TrainJob,
+    raw: Any,
+    sites: list[ContainerSite],
+    config: Options,
+    resolution: Resolution,
+) -> list[Violation]:
+    """The rules that need no runtime, for a TrainJob passed through without its runtime: the CRD's, and,
+    for a Trainer runtime, those of upstream's TrainJob webhook that read no runtime (``jobset.go``
+    ``Validate``)."""
+    out = crd_violations(raw, config.mode, _may_have_directives(item))
+    if resolution.foreign is not None:
+        return out
+    return out + runtime_free_violations([p.manager for p in trainjob.spec.runtime_patches or []], sites)
 
 
 def _may_have_directives(item: Item) -> bool:

@@ -202,7 +202,7 @@ def index(items: list[Item], platform: frozenset[int] = frozenset()) -> Bundle:
 
 
 class Resolution(Record):
-    __slots__ = ("absent", "entry", "renamed", "violation")
+    __slots__ = ("absent", "entry", "foreign", "renamed", "violation")
 
     def __init__(
         self,
@@ -210,11 +210,13 @@ class Resolution(Record):
         violation: Violation | None = None,
         renamed: bool = False,
         absent: bool = False,
+        foreign: str | None = None,
     ) -> None:
         self.entry: Final = entry
         self.violation: Final = violation
         self.renamed: Final = renamed  # found by a name kustomize renamed it from: the ref needs its new name
         self.absent: Final = absent  # not in the bundle at all: the cluster may have it
+        self.foreign: Final = foreign  # the API group of a runtime that is not Trainer's
 
 
 def resolve(bundle: Bundle, ref: RuntimeRef, namespace: str, overrides: bool = True) -> Resolution:
@@ -232,6 +234,7 @@ def resolve(bundle: Bundle, ref: RuntimeRef, namespace: str, overrides: bool = T
                 severity="warning",
                 current_value=group,
             ),
+            foreign=group,
         )
     if kind not in RUNTIME_KINDS:
         return Resolution(

@@ -41,6 +41,9 @@ REFUSED_BY_THE_CLUSTER = {
     "missing-runtime": NOT_FOUND,
     "misspelled-runtime-name": NOT_FOUND,
     "misspelled-runtime-ref": "trainingRuntimeRef: field not declared in schema",
+    # the function's warning: the webhook knows only Trainer's runtimes (its errors, the resources, are
+    # test_resources_in_a_container_patch_are_refused_by_v2_3_0's)
+    "other-api-group-with-resources": "unsupported runtime: ClusterTrainingRuntime.example.com",
     "resources-per-node-bad-quantity": "quantities must match the regular expression",
     "trainingruntime-in-another-namespace": NOT_FOUND,
     # the server names one of the unknown fields (image, command), whichever it meets first

@@ -105,6 +105,36 @@ def test_the_trainjob_crds_rules_apply_without_the_runtime() -> None:
     assert error["field"]["path"] == "metadata.name" and "RFC 1035" in error["message"]
 
 
+def other_group(job: dict[str, Any]) -> dict[str, Any]:
+    job["spec"]["runtimeRef"]["apiGroup"] = "example.com"
+    return job
+
+
+def test_a_runtime_of_another_api_group_is_left_alone_with_a_warning() -> None:
+    job = other_group(plain())
+    rendered = render([job])
+    assert rendered.code == 0
+    assert rendered.items == [job]
+    (warning,) = rendered.results
+    assert warning["severity"] == "warning" and warning["field"]["path"] == "spec.runtimeRef.apiGroup"
+    assert "unsupported runtime" in warning["message"]
+
+
+@pytest.mark.parametrize("resources", [BIGGER["resources"], None], ids=["sized", "null"])
+def test_resources_for_a_runtime_of_another_api_group_are_refused_at_their_field(resources: Any) -> None:
+    """No runtime can be derived, and v2.3.0's API server refuses resources in a ContainerPatch."""
+    patch = container_patch("node", "initContainers", {"name": "data-loader", "resources": resources})
+    job = other_group(trainjob("elsewhere", "torch", [patch]))
+    rendered = render([trainer_runtime("torch", [SIDECAR]), job])
+    assert rendered.code == 1
+    assert job in rendered.items
+    assert rendered.of_kind("ClusterTrainingRuntime") == [trainer_runtime("torch", [SIDECAR])], "nothing derived"
+    (error,) = rendered.errors()
+    path = "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]"
+    assert error["field"]["path"] == f"{path}.template.spec.template.spec.initContainers[0].resources"
+    assert "not a Trainer runtime" in error["message"] and "ContainerPatch" in error["message"]
+
+
 def test_a_local_config_runtime_is_read_and_the_derived_runtime_is_not_local_config() -> None:
     runtime = trainer_runtime("torch", [SIDECAR])
     runtime["metadata"]["annotations"] = dict(LOCAL_CONFIG)

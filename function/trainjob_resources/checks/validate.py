@@ -107,6 +107,23 @@ def runtime_free_violations(managers: list[str], sites: list[ContainerSite]) -> 
     return out
 
 
+def foreign_runtime_resources(group: str, paths: list[str]) -> list[Violation]:
+    """``resources`` in a ContainerPatch of a TrainJob whose runtimeRef names another API group: the
+    function knows nothing of that runtime, so it cannot derive one with them, and the API server
+    refuses the field (v2.3.0's ContainerPatch has none, pkg/apis/trainer/v1alpha1/trainjob_types.go),
+    as it does when the runtime is not in the bundle (``bundle.resolve``)."""
+    return [
+        Violation(
+            path,
+            f"runtimeRef names apiGroup {group!r}: not a Trainer runtime, so the function cannot derive one "
+            "with these resources, and the API server refuses resources in a ContainerPatch (Trainer v2.3.0's "
+            "ContainerPatch has no such field, pkg/apis/trainer/v1alpha1/trainjob_types.go: 'field not "
+            "declared in schema'): size the containers in that runtime itself, or name a Trainer runtime",
+        )
+        for path in paths
+    ]
+
+
 def validate_container_site(
     site: ContainerSite,
     jobs: Mapping[str, JobInfo],

@@ -14,7 +14,15 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.cluster.apply import apply_all, cleanup, create_namespaces, deployable, namespace_map, placed
+from tests.cluster.apply import (
+    apply_all,
+    cleanup,
+    create_namespaces,
+    deployable,
+    namespace_map,
+    placed,
+    platform_runtimes,
+)
 from tests.cluster.controlplane import ControlPlane
 from tests.goldens import cases
 
@@ -26,16 +34,24 @@ NOT_FOUND = "must be created before the TrainJob is created"
 # golden -> what the cluster says when it refuses the golden's TrainJob for the same rule.
 REFUSED_BY_THE_CLUSTER = {
     "bad-and-duplicate-manager": "duplicate entries for key [manager=",  # runtimePatches is a map keyed by manager
+    # the runtime installed (INSTALLED): the webhook refuses the env by the container's name
+    "cluster-installed-runtime-env-for-node": "must not have envs for the dataset-initializer, model-initializer, node",
     "cluster-installed-runtime-with-overrides": NOT_FOUND,  # the webhook needs the runtime (ValidateObjects)
     "env-for-reserved-container": "must not have envs for the dataset-initializer, model-initializer, node",
     "missing-runtime": NOT_FOUND,
     "misspelled-runtime-name": NOT_FOUND,
     "misspelled-runtime-ref": "trainingRuntimeRef: field not declared in schema",
+    # the function's warning: the webhook knows only Trainer's runtimes (its errors, the resources, are
+    # test_resources_in_a_container_patch_are_refused_by_v2_3_0's)
+    "other-api-group-with-resources": "unsupported runtime: ClusterTrainingRuntime.example.com",
     "resources-per-node-bad-quantity": "quantities must match the regular expression",
     "trainingruntime-in-another-namespace": NOT_FOUND,
     # the server names one of the unknown fields (image, command), whichever it meets first
     "unsupported-containerpatch-field": "field not declared in schema",
 }
+# Goldens whose premise is a runtime the platform installs (upstream's own, as the Trainer Helm chart does):
+# installed before the golden is applied. Every other golden's runtime not in it is not in the cluster.
+INSTALLED = {"cluster-installed-runtime-env-for-node"}
 # The function's own rules: the cluster admits these TrainJobs (resources taken out).
 ADMITTED_BY_THE_CLUSTER = {
     "container-in-wrong-list",
@@ -63,6 +79,7 @@ ADMITTED_BY_THE_CLUSTER = {
 def test_every_error_golden_is_classified() -> None:
     assert set(REFUSED_BY_THE_CLUSTER) | ADMITTED_BY_THE_CLUSTER == set(ERRORS)
     assert not set(REFUSED_BY_THE_CLUSTER) & ADMITTED_BY_THE_CLUSTER
+    assert set(INSTALLED) <= set(ERRORS)
 
 
 def _without_resources(value: Any) -> Any:
@@ -88,17 +105,22 @@ def _apply(cp: ControlPlane, golden: str, objects: list[dict[str, Any]], suffix:
     placed_objects = [placed(o, namespaces) for o in objects]
     create_namespaces(cp, namespaces)
     # The golden's premise: a ClusterTrainingRuntime its TrainJobs name and it lacks is not in the cluster
-    # (another test of the session may have installed one of that name).
+    # (another test of the session may have installed one of that name), or, for INSTALLED, the platform's.
     bundled = {o["metadata"]["name"] for o in objects if o.get("kind") == "ClusterTrainingRuntime"}
+    lacking = set()
     for obj in objects:
         ref = (obj.get("spec") or {}).get("runtimeRef") or {}
         cluster_scoped = ref.get("kind", "ClusterTrainingRuntime") == "ClusterTrainingRuntime"
         if obj.get("kind") == "TrainJob" and cluster_scoped and ref.get("name") and ref["name"] not in bundled:
-            cp.delete("clustertrainingruntimes.trainer.kubeflow.org", ref["name"], wait=True)
+            lacking.add(ref["name"])
+    installed = platform_runtimes(lacking) if golden in INSTALLED else []
+    assert len(installed) == (len(lacking) if golden in INSTALLED else 0), f"{golden}: {lacking} not upstream's"
+    for name in sorted(lacking):
+        cp.delete("clustertrainingruntimes.trainer.kubeflow.org", name, wait=True)
     try:
-        return apply_all(cp, placed_objects)
+        return apply_all(cp, [*installed, *placed_objects])
     finally:
-        cleanup(cp, placed_objects)
+        cleanup(cp, [*installed, *placed_objects])
 
 
 @pytest.mark.parametrize("golden", sorted(ERRORS))

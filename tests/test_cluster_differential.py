@@ -16,7 +16,15 @@ import pytest
 import yaml
 from trainjob_resources.kube.quantity import parse_quantity
 
-from tests.cluster.apply import apply_all, cleanup, create_namespaces, deployable, namespace_map, placed
+from tests.cluster.apply import (
+    apply_all,
+    cleanup,
+    create_namespaces,
+    deployable,
+    namespace_map,
+    placed,
+    platform_runtimes,
+)
 from tests.cluster.controlplane import ControlPlane
 from tests.cluster.lifecycle import Prediction, differences, jobset_containers
 from tests.examples import CMP, EXAMPLES, KPT_PACKAGE, VENV_BIN, argocd_env, documents
@@ -24,28 +32,16 @@ from tests.goldens import cases
 
 pytestmark = pytest.mark.cluster
 
-UPSTREAM = Path("/root/go/pkg/mod/github.com/kubeflow/trainer/v2@v2.3.0")
 TESTDATA = Path(__file__).parent / "testdata"
 TRAINER_GROUP = "trainer.kubeflow.org/"
+RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 
 # Goldens that cannot run on v2.3.0 as they are: why.
 NOT_ON_V2_3_0 = {
     "native-mode": "native mode is for a Trainer whose ContainerPatch has resources; v2.3.0's has none",
 }
 # Goldens whose output the control plane refuses today: the finding (xfail, strict: fixed, they fail).
-REFUSED_TODAY = {
-    "cluster-installed-runtime": (
-        "the function passes TrainJob team-b/finetune through (its runtime is not in the bundle), but its patch "
-        "sets env on the container named node, which upstream's webhook refuses by name alone, whatever the "
-        "runtime (pkg/runtime/framework/plugins/jobset/jobset.go Validate: 'must not have envs for the "
-        "dataset-initializer, model-initializer, node containers'): the env rule needs no runtime"
-    ),
-    "other-api-group-left-alone": (
-        "the TrainJob whose runtimeRef.apiGroup is example.com is left unchanged, resources in its ContainerPatch "
-        "included, and v2.3.0's API server refuses the field (ContainerPatch has no resources: 'field not "
-        "declared in schema')"
-    ),
-}
+REFUSED_TODAY: dict[str, str] = {}
 
 
 def _env() -> dict[str, str]:
@@ -131,17 +127,6 @@ def check_overrides(trainjob: dict[str, Any], jobset: dict[str, Any]) -> list[st
     return problems
 
 
-def platform_runtimes(names: set[str]) -> list[dict[str, Any]]:
-    """Upstream's own ClusterTrainingRuntimes (manifests/base/runtimes of the v2.3.0 module) of these names:
-    what the Trainer Helm chart installs, for goldens whose TrainJobs use an installed runtime."""
-    found = []
-    for path in sorted((UPSTREAM / "manifests" / "base" / "runtimes").rglob("*.yaml")):
-        for doc in documents(path.read_text()):
-            if doc.get("kind") == "ClusterTrainingRuntime" and doc["metadata"]["name"] in names:
-                found.append(doc)
-    return found
-
-
 def run_case(
     cp: ControlPlane,
     case: str,
@@ -211,6 +196,12 @@ def test_success_golden_on_the_control_plane(control_plane: ControlPlane, golden
     if source.get("functionConfig"):
         (tmp_path / "config.yaml").write_text(yaml.safe_dump(source["functionConfig"], sort_keys=False))
         args = ["--config", "config.yaml", *args]
+    # A runtime the platform installs (run_case installs upstream's): explain reads it as the platform's.
+    refs = {o["spec"]["runtimeRef"]["name"] for o in items if o.get("kind") == "TrainJob"}
+    installed = platform_runtimes(refs - {o["metadata"]["name"] for o in items if o.get("kind") in RUNTIME_KINDS})
+    if installed:
+        (tmp_path / "runtimes.yaml").write_text(yaml.safe_dump_all(installed, sort_keys=False))
+        args = ["--runtimes", "runtimes.yaml", *args]
     predicted = predictions(explain_json(args, tmp_path))
     output = _resource_list(case, "expected.yaml").get("items") or []
     run_case(control_plane, f"g-{golden}", output, predicted, items)

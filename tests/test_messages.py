@@ -108,6 +108,12 @@ def test_explain_says_why_no_trainjob_is_shown_when_all_failed() -> None:
     output, _ = _explained("cluster-installed-runtime", "json")
     assert [t["name"] for t in json.loads(output)["notExplained"]] == ["nightly-eval", "finetune"]
     assert json.loads(output)["trainJobs"] == []
+    # One refused without its runtime (env for the container node): each says its own reason.
+    output, messages = _explained("cluster-installed-runtime-env-for-node", "json")
+    reasons = {t["name"]: t["reason"] for t in json.loads(output)["notExplained"]}
+    assert reasons["nightly-eval"].startswith("its runtime is not in the input")
+    assert reasons["finetune"] == "1 error (on stderr)"
+    assert len(messages) == 1 and "must not set env for the node" in messages[0], messages
 
 
 def test_explain_shows_a_pod_limit_as_unbounded_when_a_container_in_the_sum_has_none() -> None:

@@ -58,6 +58,83 @@ def test_a_trainjob_with_resources_still_needs_its_runtime_and_is_told_how_to_su
         assert way in error["message"]
 
 
+ENV = [{"name": "NCCL_DEBUG", "value": "INFO"}]
+
+
+@pytest.mark.parametrize("container", ["node", "dataset-initializer", "model-initializer"])
+def test_env_for_a_reserved_container_is_refused_without_the_runtime(container: str) -> None:
+    """Upstream's webhook refuses it by the container's name alone (jobset.go Validate): no runtime needed."""
+    job = trainjob("envs", "torch", [container_patch(container, "containers", {"name": container, "env": ENV})])
+    rendered = render([job, plain()])
+    assert rendered.code == 1
+    assert job in rendered.items
+    (error,) = rendered.errors()
+    assert error["resourceRef"]["name"] == "envs"
+    assert error["field"]["path"].endswith(".template.spec.template.spec.containers[0].env")
+    assert "must not set env for the node" in error["message"] and "jobset.go" in error["message"]
+    said = [r for r in rendered.results if r["resourceRef"]["name"] == "envs"]
+    assert said == [error], "no 'passed through unchanged' beside the error"
+
+
+def test_without_the_runtime_an_init_container_or_an_ordinary_container_may_set_env() -> None:
+    patches = [
+        container_patch("node", "initContainers", {"name": "node", "env": ENV}),
+        container_patch("node", "containers", {"name": "metrics", "env": ENV}, manager="user.example.com/other"),
+    ]
+    rendered = render([trainjob("envs", "torch", patches)])
+    assert rendered.code == 0
+    assert [r["severity"] for r in rendered.results] == ["info"]
+
+
+def test_a_bad_or_repeated_manager_is_refused_without_the_runtime() -> None:
+    env = {"name": "data-loader", "env": ENV}
+    patches = [container_patch("node", "initContainers", env, manager=m) for m in ("Not_A_Domain", "a.io/x", "a.io/x")]
+    rendered = render([trainjob("managers", "torch", patches)])
+    assert rendered.code == 1
+    assert [(e["field"]["path"], e["field"].get("currentValue")) for e in rendered.errors()] == [
+        ("spec.runtimePatches[0].manager", "Not_A_Domain"),
+        ("spec.runtimePatches[2].manager", "a.io/x"),
+    ]
+
+
+def test_the_trainjob_crds_rules_apply_without_the_runtime() -> None:
+    job = plain(name="Not_A_Name")
+    rendered = render([job])
+    assert rendered.code == 1
+    (error,) = rendered.errors()
+    assert error["field"]["path"] == "metadata.name" and "RFC 1035" in error["message"]
+
+
+def other_group(job: dict[str, Any]) -> dict[str, Any]:
+    job["spec"]["runtimeRef"]["apiGroup"] = "example.com"
+    return job
+
+
+def test_a_runtime_of_another_api_group_is_left_alone_with_a_warning() -> None:
+    job = other_group(plain())
+    rendered = render([job])
+    assert rendered.code == 0
+    assert rendered.items == [job]
+    (warning,) = rendered.results
+    assert warning["severity"] == "warning" and warning["field"]["path"] == "spec.runtimeRef.apiGroup"
+    assert "unsupported runtime" in warning["message"]
+
+
+@pytest.mark.parametrize("resources", [BIGGER["resources"], None], ids=["sized", "null"])
+def test_resources_for_a_runtime_of_another_api_group_are_refused_at_their_field(resources: Any) -> None:
+    """No runtime can be derived, and v2.3.0's API server refuses resources in a ContainerPatch."""
+    patch = container_patch("node", "initContainers", {"name": "data-loader", "resources": resources})
+    job = other_group(trainjob("elsewhere", "torch", [patch]))
+    rendered = render([trainer_runtime("torch", [SIDECAR]), job])
+    assert rendered.code == 1
+    assert job in rendered.items
+    assert rendered.of_kind("ClusterTrainingRuntime") == [trainer_runtime("torch", [SIDECAR])], "nothing derived"
+    (error,) = rendered.errors()
+    path = "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]"
+    assert error["field"]["path"] == f"{path}.template.spec.template.spec.initContainers[0].resources"
+    assert "not a Trainer runtime" in error["message"] and "ContainerPatch" in error["message"]
+
+
 def test_a_local_config_runtime_is_read_and_the_derived_runtime_is_not_local_config() -> None:
     runtime = trainer_runtime("torch", [SIDECAR])
     runtime["metadata"]["annotations"] = dict(LOCAL_CONFIG)

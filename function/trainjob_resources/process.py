@@ -6,12 +6,12 @@ with an error is returned exactly as written, and so is the derived runtime it s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node
 
-from .checks.bundle import Bundle, Identity, RuntimeEntry, identity_of, index, resolve
+from .checks.bundle import Bundle, Identity, Resolution, RuntimeEntry, identity_of, index, resolve
 from .checks.materialize import (
     Derived,
     canonical_patch,
@@ -34,7 +34,9 @@ from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.runtime_name import name_keyed_violations
 from .checks.validate import (
     claim_violations,
+    foreign_runtime_resources,
     initializer_violations,
+    runtime_free_violations,
     validate_container_site,
     validate_effective,
     validate_job_site,
@@ -362,7 +364,13 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
     resolution = resolve(bundle, trainjob.spec.runtime_ref, item.namespace, overrides)
     if resolution.entry is None:
         assert resolution.violation is not None
-        return Outcome([resolution.violation], unchecked=resolution.absent and not overrides)
+        outcome = Outcome([resolution.violation])
+        if resolution.violation.severity != "error":
+            outcome.violations += _unresolved_violations(item, trainjob, raw, sites, config, resolution, overrides)
+            if outcome.failed and resolution.violation.severity == "info":
+                del outcome.violations[0]  # "passed through unchanged": not with an error
+        outcome.unchecked = resolution.absent and not overrides and not outcome.failed
+        return outcome
     entry = resolution.entry
     if entry.model is None:
         return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
@@ -408,6 +416,26 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
     if not outcome.failed:
         _warn_if_repointed(item, outcome)
     return outcome
+
+
+def _unresolved_violations(
+    item: Item,
+    trainjob: TrainJob,
+    raw: Any,
+    sites: list[ContainerSite],
+    config: Options,
+    resolution: Resolution,
+    overrides: bool,
+) -> list[Violation]:
+    """The rules that need no runtime, for a TrainJob passed through without its runtime: the CRD's, and,
+    for a Trainer runtime, those of upstream's TrainJob webhook that read no runtime (``jobset.go``
+    ``Validate``). A runtime of another API group: the resources its patches set are errors."""
+    out = crd_violations(raw, config.mode, _may_have_directives(item))
+    if resolution.foreign is not None:
+        if overrides:
+            out += foreign_runtime_resources(resolution.foreign, list(_resources_paths(raw)))
+        return out
+    return out + runtime_free_violations([p.manager for p in trainjob.spec.runtime_patches or []], sites)
 
 
 def _may_have_directives(item: Item) -> bool:
@@ -686,20 +714,27 @@ def _by_value(requirements: dict[str, Any]) -> dict[str, Any]:
 def _writes_resources(raw: Any) -> bool:
     """Whether any ContainerPatch has a ``resources`` key, ``null`` included (which the models read
     as absent): upstream's ContainerPatch has no such field, so it must not reach the cluster."""
+    return next(_resources_paths(raw), None) is not None
+
+
+def _resources_paths(raw: Any) -> Iterator[str]:
+    """The field path of every ContainerPatch's ``resources`` key, ``null`` included, in order."""
     patches = raw.get("spec", {}).get("runtimePatches") if isinstance(raw, dict) else None
-    for patch in patches if isinstance(patches, list) else []:
+    for p, patch in enumerate(patches if isinstance(patches, list) else []):
         jobs: Any = patch
         for key in JOB_CHAIN:
             jobs = jobs.get(key) if isinstance(jobs, dict) else None
-        for job in jobs if isinstance(jobs, list) else []:
+        for j, job in enumerate(jobs if isinstance(jobs, list) else []):
             pod: Any = job
             for key in POD_CHAIN:
                 pod = pod.get(key) if isinstance(pod, dict) else None
             for list_name in ("initContainers", "containers"):
                 entries = pod.get(list_name) if isinstance(pod, dict) else None
-                if isinstance(entries, list) and any(isinstance(c, dict) and "resources" in c for c in entries):
-                    return True
-    return False
+                for c, entry in enumerate(entries if isinstance(entries, list) else []):
+                    if isinstance(entry, dict) and "resources" in entry:
+                        job_path = ".".join([f"spec.runtimePatches[{p}]", *JOB_CHAIN])
+                        pod_path = ".".join([f"{job_path}[{j}]", *POD_CHAIN])
+                        yield f"{pod_path}.{list_name}[{c}].resources"
 
 
 def _materialize(

@@ -7,12 +7,16 @@ import json
 import re
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from tests.cluster.controlplane import JOBSET, ControlPlane, KubectlError
 from tests.cluster.lifecycle import CLUSTER_SCOPED, RUNTIME_KINDS, argocd_order
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
+UPSTREAM = Path("/root/go/pkg/mod/github.com/kubeflow/trainer/v2@v2.3.0")
 
 
 def namespace_map(objects: Iterable[dict[str, Any]], case: str) -> dict[str, str]:
@@ -81,4 +85,25 @@ def cleanup(cp: ControlPlane, objects: Iterable[dict[str, Any]]) -> None:
             cp.delete("clustertrainingruntimes.trainer.kubeflow.org", obj["metadata"]["name"], wait=False)
 
 
-__all__ = ["JOBSET", "apply_all", "cleanup", "create_namespaces", "deployable", "namespace_map", "placed"]
+def platform_runtimes(names: set[str]) -> list[dict[str, Any]]:
+    """Upstream's own ClusterTrainingRuntimes (manifests/base/runtimes of the v2.3.0 module) of these names:
+    what the Trainer Helm chart installs, for cases whose TrainJobs use an installed runtime."""
+    found = []
+    for path in sorted((UPSTREAM / "manifests" / "base" / "runtimes").rglob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc and doc.get("kind") == "ClusterTrainingRuntime" and doc["metadata"]["name"] in names:
+                found.append(doc)
+    return found
+
+
+__all__ = [
+    "JOBSET",
+    "UPSTREAM",
+    "apply_all",
+    "cleanup",
+    "create_namespaces",
+    "deployable",
+    "namespace_map",
+    "placed",
+    "platform_runtimes",
+]

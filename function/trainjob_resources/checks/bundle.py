@@ -202,7 +202,7 @@ def index(items: list[Item], platform: frozenset[int] = frozenset()) -> Bundle:
 
 
 class Resolution(Record):
-    __slots__ = ("absent", "entry", "renamed", "violation")
+    __slots__ = ("absent", "entry", "foreign", "renamed", "violation")
 
     def __init__(
         self,
@@ -210,28 +210,36 @@ class Resolution(Record):
         violation: Violation | None = None,
         renamed: bool = False,
         absent: bool = False,
+        foreign: str | None = None,
     ) -> None:
         self.entry: Final = entry
         self.violation: Final = violation
         self.renamed: Final = renamed  # found by a name kustomize renamed it from: the ref needs its new name
         self.absent: Final = absent  # not in the bundle at all: the cluster may have it
+        self.foreign: Final = foreign  # the API group of a runtime that is not Trainer's
 
 
 def resolve(bundle: Bundle, ref: RuntimeRef, namespace: str, overrides: bool = True) -> Resolution:
     """The runtime a TrainJob in ``namespace`` names, or why it cannot be used. A TrainJob without
     ``overrides`` (no resources in its patches) needs its runtime for nothing but checks: when the
-    runtime is not in the bundle the violation is an info (the cluster may well have it)."""
+    runtime is not in the bundle the violation is an info (the cluster may well have it). A runtime
+    of another API group is a warning either way: the caller reports the resources its patches set
+    (``validate.foreign_runtime_resources``)."""
     group = ref.api_group or TRAINER_GROUP
     kind = ref.kind or CLUSTER_RUNTIME_KIND
     if group != TRAINER_GROUP:
+        # Left alone for a Trainer that knows such a runtime; v2.3.0's webhook knows only its own two.
         return Resolution(
             None,
             Violation(
                 "spec.runtimeRef.apiGroup",
-                f"runtimeRef names apiGroup {group!r}, not {TRAINER_GROUP!r}: left unchanged",
+                f"runtimeRef names apiGroup {group!r}, not {TRAINER_GROUP!r}: left unchanged (Trainer v2.3.0's "
+                f"TrainJob webhook knows only the runtimes of {TRAINER_GROUP} and refuses it: 'unsupported "
+                "runtime', pkg/webhooks/trainjob_webhook.go)",
                 severity="warning",
                 current_value=group,
             ),
+            foreign=group,
         )
     if kind not in RUNTIME_KINDS:
         return Resolution(

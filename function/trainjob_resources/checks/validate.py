@@ -79,6 +79,51 @@ def validate_job_site(site: JobPatchSite, jobs: Mapping[str, JobInfo], runtime_d
     ]
 
 
+def reserved_env_violations(site: ContainerSite) -> list[Violation]:
+    """``jobset.go`` ``Validate``: no ``env`` in a ``containers`` entry named ``node``,
+    ``dataset-initializer`` or ``model-initializer``. By the name alone, whatever the runtime: it checks
+    the spec with the patches merged, and a container of that name missing there is refused too ('must
+    not have container that doesn't exist'), so the rule needs no runtime."""
+    if not (site.patch.env and site.container_list == "containers" and site.name in RESERVED_ENV_CONTAINERS):
+        return []
+    return [
+        Violation(
+            f"{site.path}.env",
+            f"must not set env for the {', '.join(RESERVED_ENV_CONTAINERS)} containers: "
+            "use spec.trainer.env or spec.initializer instead (Trainer's TrainJob webhook refuses it, whatever "
+            "the runtime: jobset.go Validate, pkg/runtime/framework/plugins/jobset/jobset.go)",
+        )
+    ]
+
+
+def runtime_free_violations(managers: list[str], sites: list[ContainerSite]) -> list[Violation]:
+    """What ``jobset.go`` ``Validate`` refuses without reading the runtime, for a TrainJob whose
+    runtime is not in the bundle: each manager (``IsDomainPrefixedPath``; one entry per manager is the
+    CRD's map key) and ``env`` for the ``node`` and initializer containers. Its other rules (the initializer jobs,
+    the patched jobs and containers existing) need the runtime."""
+    out = validate_managers(managers)
+    for site in sites:
+        out += reserved_env_violations(site)
+    return out
+
+
+def foreign_runtime_resources(group: str, paths: list[str]) -> list[Violation]:
+    """``resources`` in a ContainerPatch of a TrainJob whose runtimeRef names another API group: the
+    function knows nothing of that runtime, so it cannot derive one with them, and the API server
+    refuses the field (v2.3.0's ContainerPatch has none, pkg/apis/trainer/v1alpha1/trainjob_types.go),
+    as it does when the runtime is not in the bundle (``bundle.resolve``)."""
+    return [
+        Violation(
+            path,
+            f"runtimeRef names apiGroup {group!r}: not a Trainer runtime, so the function cannot derive one "
+            "with these resources, and the API server refuses resources in a ContainerPatch (Trainer v2.3.0's "
+            "ContainerPatch has no such field, pkg/apis/trainer/v1alpha1/trainjob_types.go: 'field not "
+            "declared in schema'): size the containers in that runtime itself, or name a Trainer runtime",
+        )
+        for path in paths
+    ]
+
+
 def validate_container_site(
     site: ContainerSite,
     jobs: Mapping[str, JobInfo],
@@ -108,14 +153,7 @@ def validate_container_site(
                 f"containers: {', '.join(mains) or 'none'})"
             )
         return [Violation(f"{site.path}.name", message, current_value=site.name)]
-    if site.patch.env and site.container_list == "containers" and site.name in RESERVED_ENV_CONTAINERS:
-        out.append(
-            Violation(
-                f"{site.path}.env",
-                f"must not set env for the {', '.join(RESERVED_ENV_CONTAINERS)} containers: "
-                "use spec.trainer.env or spec.initializer instead",
-            )
-        )
+    out += reserved_env_violations(site)
     trainer = site.resources is not None and topo.is_trainer(site.job, site.container_list, site.name)
     if trainer and site.resources is not None and trainer_resources == "error":
         proposed = {"spec": {"trainer": {"resourcesPerNode": moved}}} if moved is not None else None

@@ -655,7 +655,9 @@ def _flat_strings(row: dict[str, Any]) -> list[str] | None:
             found.append(key)
             if isinstance(child, dict) and child:
                 stack.append(child)
-            elif isinstance(child, str) and not _LINE_BREAKS.search(child):
+            elif isinstance(child, str) and (
+                (child.isascii() and child.isprintable()) or not _LINE_BREAKS.search(child)
+            ):
                 found.append(child)
             elif type(child) is not int:
                 return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -130,7 +131,7 @@ class _Refusing:
     def dumps(value: object, protocol: int) -> bytes:
         raise RuntimeError("cannot pickle")
 
-    loads = staticmethod(fan_out.pickle.loads)
+    loads = staticmethod(pickle.loads)
 
 
 class _Garbling(_Refusing):
@@ -143,14 +144,14 @@ class _Shortening(_Refusing):
     @staticmethod
     def dumps(value: object, protocol: int) -> bytes:
         assert isinstance(value, list)
-        return fan_out.pickle.dumps(value[:-1], protocol)
+        return pickle.dumps(value[:-1], protocol)
 
 
 @pytest.mark.parametrize("broken", [_Refusing, _Garbling, _Shortening])
 def test_a_failing_child_changes_nothing(
     broken: type[_Refusing], bench_bundle: bytes, received: list[bool], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fan_out, "pickle", broken)
+    monkeypatch.setattr(fan_out, "_codec", lambda: broken)
     assert two_processes(bench_bundle) == one_process(bench_bundle)
     assert received == [False], "the child's range was processed here"
 

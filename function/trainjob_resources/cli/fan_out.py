@@ -15,8 +15,7 @@ TrainJobs. ``TRAINJOB_RESOURCES_WORKERS=1`` keeps it in one process.
 from __future__ import annotations
 
 import os
-import pickle
-from typing import Final
+from typing import Any, Final
 
 from ..process import Contribution, TrainJobWork
 
@@ -64,6 +63,13 @@ def split(work: TrainJobWork, warm: int, middle: int) -> list[Contribution]:
     return head + mine + received
 
 
+def _codec() -> Any:
+    """pickle, imported only when a fork is made."""
+    import pickle
+
+    return pickle
+
+
 _Child = tuple[int, int] | None  # (pid, read end of its pipe)
 
 
@@ -84,7 +90,8 @@ def _start(work: TrainJobWork, start: int, stop: int) -> _Child:
             os.close(read_end)
             work.derives = False
             contributions = work.carried(start, work.run(start, stop))
-            data = pickle.dumps(contributions, protocol=pickle.HIGHEST_PROTOCOL)
+            codec = _codec()
+            data = codec.dumps(contributions, protocol=codec.HIGHEST_PROTOCOL)
             with os.fdopen(write_end, "wb") as pipe:
                 pipe.write(data)
             code = 0
@@ -105,7 +112,7 @@ def _receive(child: _Child, expected: int) -> list[Contribution] | None:
     if os.waitstatus_to_exitcode(status) != 0:
         return None
     try:
-        contributions = pickle.loads(data)
+        contributions = _codec().loads(data)
     except Exception:
         return None
     if not isinstance(contributions, list) or len(contributions) != expected:

@@ -162,8 +162,8 @@ def _shown_value(value: object) -> object:
     return bounded(value) if isinstance(value, str) else value
 
 
-# Item.state(): its text, its tree (when no text stands for it), problem, checked.
-ItemState = tuple[str | None, Node | None, str | None, bool]
+# Item.state(): its text, problem, checked.
+ItemState = tuple[str, str | None, bool]
 
 
 class Item:
@@ -236,17 +236,18 @@ class Item:
         self._value = None
 
     def state(self) -> ItemState:
-        """What processing leaves of a settled item, as plain data: ``restore`` gives it to this item,
-        or to this item in another process (a tree is part of it only when no text stands for it;
-        its fields are read again from the text if they are asked for)."""
-        return (self.source, self._node if self.source is None else None, self.problem, self.checked)
+        """What processing left of an item read from text and settled, as plain data: ``restore``
+        gives it to this item in another process (its fields are read again from its text when
+        they are asked for)."""
+        assert self.source is not None and not self.dirty, "settled, and held as its text"
+        return (self.source, self.problem, self.checked)
 
     def restore(self, state: ItemState) -> None:
-        self.source, node, self.problem, self.checked = state
-        self._node = node
+        self.source, self.problem, self.checked = state
+        self._node = None
         self._value = None
         self._meta = None
-        self.dirty = self.source is None
+        self.dirty = False
 
     def text(self) -> str:
         """The item as an entry of the items sequence: as read, with its edits written into that text

@@ -36,6 +36,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 SIZES = (3, 500, 5000)
 PYYAML_PROBE = "import yaml; print(yaml.__version__, 'with libyaml' if yaml.__with_libyaml__ else 'pure Python')"
+ONE = {"TRAINJOB_RESOURCES_WORKERS": "1"}
 TARGETS = {"P1": 1.0, "P2": 0.4, "P2_cpu": 0.4, "P3": 12.0, "rss_mb": 150.0, "render_rss": 1.5}
 
 
@@ -45,13 +46,17 @@ class Bench:
     argv: list[str]
     runs: int
     stdin: Path | None = None
+    env: dict[str, str] | None = None  # added to the runner's environment
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     rss_kib: list[int] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         return {
-            "command": shlex.join(self.argv) + (f" < {self.stdin.name}" if self.stdin else ""),
+            "command": " ".join(f"{k}={v}" for k, v in (self.env or {}).items())
+            + (" " if self.env else "")
+            + shlex.join(self.argv)
+            + (f" < {self.stdin.name}" if self.stdin else ""),
             "runs": len(self.walls),
             "median_s": statistics.median(self.walls),
             "min_s": min(self.walls),
@@ -75,7 +80,8 @@ def measure(bench: Bench) -> tuple[float, float, int]:
         stdin = bench.stdin.open("rb") if bench.stdin else subprocess.DEVNULL
         try:
             start = time.perf_counter()
-            proc = subprocess.Popen(bench.argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=err)
+            env = {**os.environ, **bench.env} if bench.env else None
+            proc = subprocess.Popen(bench.argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=err, env=env)
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - start
         finally:
@@ -193,7 +199,19 @@ def report(benches: dict[str, Bench], inputs: dict[str, Any], machine: dict[str,
         "P2": cpu["function_n500"] / cpu["kustomize_n500"],
         "P3": cpu["function_n5000"] / cpu["function_n500"],
     }
-    return {"targets": ratios, "cpu_time_ratios": cpu_ratios, "raw": raw, "inputs": inputs, "machine": machine}
+    one_process = {
+        "P2": med["function_n500_one_process"] / med["kustomize_n500"],
+        "P2_cpu": cpu["function_n500_one_process"] / cpu["kustomize_n500"],
+        "rss_mb": raw["function_n5000_one_process"]["peak_rss_mb"],
+    }
+    return {
+        "targets": ratios,
+        "cpu_time_ratios": cpu_ratios,
+        "one_process": one_process,
+        "raw": raw,
+        "inputs": inputs,
+        "machine": machine,
+    }
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -213,6 +231,13 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append(f"| {key} | {t['definition']} | {value} | {t['target']} | {verdict(t['value'], t['target'])} |")
     cpu_ratios = ", ".join(f"{k} {v:.2f}" for k, v in result["cpu_time_ratios"].items())
     lines += ["", f"Same ratios on CPU time (user + system, less sensitive to other load): {cpu_ratios}."]
+    one = result["one_process"]
+    lines += [
+        "",
+        f"The function kept to one process (TRAINJOB_RESOURCES_WORKERS=1): P2 {one['P2']:.2f} wall, "
+        f"{one['P2_cpu']:.2f} CPU; peak RSS at N=5000 {one['rss_mb']:.1f} MB. With the fork, peak RSS is the "
+        "larger of the two processes' (os.wait4), CPU time both processes' together.",
+    ]
     lines += [
         "",
         "| measurement | runs | median s | min s | max s | CPU median s | peak RSS MB |",
@@ -269,7 +294,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "function_n3": Bench("function_n3", function, small, files[3][0]),
             "function_n500": Bench("function_n500", function, mid, files[500][0]),
             "kustomize_n500": Bench("kustomize_n500", [args.kubectl, "kustomize", str(files[500][1])], mid),
+            # For comparison: the function kept to one process (cli/fan_out.py forks from 100 TrainJobs).
+            "function_n500_one_process": Bench("function_n500_one_process", function, mid, files[500][0], ONE),
             "function_n5000": Bench("function_n5000", function, large, files[5000][0]),
+            "function_n5000_one_process": Bench("function_n5000_one_process", function, large, files[5000][0], ONE),
             "render_n5000": Bench(
                 "render_n5000", [*function, "render", str(plain_folder(files[5000][1], Path(tmp) / "plain"))], large
             ),

@@ -41,6 +41,15 @@ def hook(event, args):
         events.append([event] + [repr(a) if not isinstance(a, (str, int)) else a for a in args[:2]])
 
 sys.addaudithook(hook)
+_exit = os._exit
+
+def exit_reporting(code):
+    # A fork of the function ends with os._exit: it reports what it did first.
+    os.write(int(os.environ["AUDIT_FD"]), json.dumps({"events": events, "child": True}).encode())
+    _exit(code)
+
+os._exit = exit_reporting
+os.register_at_fork(after_in_child=events.clear)  # a fork's record starts at the fork
 import trainjob_resources
 from trainjob_resources.cli.main import main
 
@@ -63,24 +72,43 @@ def audited(
     args: list[str], data: bytes, tmp_path: Path, body: str = "code = main(sys.argv[1:])"
 ) -> tuple[int, list[list[Any]], list[str]]:
     """Exit code, the events the hook saw, and the folders the interpreter and packages live in."""
+    code, reports = audited_processes(args, data, tmp_path, body)
+    (report,) = [r for r in reports if not r.get("child")]
+    assert not [r for r in reports if r.get("child")], "a fork: see test_a_large_bundle_forks_the_function_only"
+    return code, report["events"], report["trusted"]
+
+
+def audited_processes(
+    args: list[str], data: bytes, tmp_path: Path, body: str, env: dict[str, str] | None = None
+) -> tuple[int, list[dict[str, Any]]]:
+    """Exit code and the record of the process and of each fork of it (``"child": true``)."""
     script = tmp_path / "audited.py"
     script.write_text(BOOTSTRAP.replace("BODY", body))
     read_end, write_end = os.pipe()
-    env = {**os.environ, "AUDIT_FD": str(write_end)}
     process = subprocess.Popen(
         [sys.executable, "-I", "-B", str(script), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         pass_fds=(write_end,),
-        env=env,
+        env={**os.environ, **(env or {}), "AUDIT_FD": str(write_end)},
     )
     os.close(write_end)
     _, stderr = process.communicate(data, timeout=120)
-    with os.fdopen(read_end, "rb") as record:
-        report = json.loads(record.read())
+    reports = _reports(read_end)
     assert "Traceback" not in stderr.decode(errors="replace"), stderr[-2000:]
-    return process.returncode, report["events"], report["trusted"]
+    return process.returncode, reports
+
+
+def _reports(read_end: int) -> list[dict[str, Any]]:
+    """The JSON documents written to the audit pipe: the process's, and one for each fork of it."""
+    with os.fdopen(read_end, "rb") as record:
+        text = record.read().decode()
+    decoder, out, at = json.JSONDecoder(), [], 0
+    while at < len(text):
+        report, at = decoder.raw_decode(text, at)
+        out.append(report)
+    return out
 
 
 def assert_contained(events: list[list[Any]], trusted: list[str], given: tuple[Path, ...] = ()) -> None:
@@ -197,3 +225,24 @@ def test_render_on_a_kustomization_runs_kustomize_alone_and_reads_only_the_root(
     assert str((root / "base" / "trainjobs.yaml").resolve()) in read
     assert str((tmp_path / "secret.yaml").resolve()) not in read
     assert list(private.iterdir()) == [], "the private copy is removed"
+
+
+def test_a_large_bundle_forks_the_function_only(tmp_path: Path) -> None:
+    """From MIN_TRAINJOBS TrainJobs on two CPUs the function forks once (cli/fan_out.py): no exec, no
+    other program, and the fork touches nothing but the pipe back to its parent."""
+    from trainjob_resources.cli import fan_out
+
+    out = tmp_path / "bundle"
+    generator = Path(__file__).resolve().parent.parent / "bench" / "generate.py"
+    subprocess.run([sys.executable, str(generator), "--n", str(fan_out.MIN_TRAINJOBS), "--out", str(out)], check=True)
+    data = (out / "resourcelist.yaml").read_bytes()
+    code, reports = audited_processes([], data, tmp_path, "code = main([])", {fan_out.WORKERS_VARIABLE: "2"})
+    assert code == 0
+    (parent,) = [r for r in reports if not r.get("child")]
+    (child,) = [r for r in reports if r.get("child")]
+    processes = [e for e in parent["events"] if e[0].startswith(NETWORK_OR_PROCESS)]
+    assert [e[0] for e in processes] == ["os.fork"], processes
+    assert_contained([e for e in parent["events"] if e[0] != "os.fork"], parent["trusted"])
+    assert_contained(child["events"], parent["trusted"])  # it reads the interpreter's modules (pickle) at most
+    written = [e for e in child["events"] if e[0] == "open" and set(str(e[2])) & set("wax+")]
+    assert written and all(isinstance(e[1], int) for e in written), written  # the pipe's descriptor only

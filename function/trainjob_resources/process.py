@@ -6,7 +6,7 @@ with an error is returned exactly as written, and so is the derived runtime it s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node
@@ -43,7 +43,7 @@ from .checks.validate import (
     validate_managers,
     webhook_violations,
 )
-from .krm.resource_list import FileRef, Item, ResourceList, Result
+from .krm.resource_list import FileRef, Item, ItemState, ResourceList, Result
 from .kube.merge import compose_patches, merge_requirements, without_nulls
 from .trainer.api import CLUSTER_RUNTIME_KIND, JOB_CHAIN, POD_CHAIN, RUNTIME_KINDS
 from .trainer.crd_rules import crd_violations
@@ -69,12 +69,12 @@ from .yamltext import yamlnodes as yn
 class Outcome(MutableRecord):
     """What processing one TrainJob produced."""
 
-    __slots__ = ("changes", "derived", "node", "unchecked", "violations")
+    __slots__ = ("changes", "derive", "node", "unchecked", "violations")
 
     def __init__(self, violations: list[Violation] | None = None, unchecked: bool = False) -> None:
         self.violations = [] if violations is None else violations
         self.node: MappingNode | None = None  # the rewritten TrainJob, when it changed
-        self.derived: Derived | None = None
+        self.derive: DeriveRequest | None = None  # the derived runtime it now points at
         self.changes: list[str] = []
         self.unchecked = unchecked  # passed through: its runtime is not in the bundle
 
@@ -83,8 +83,109 @@ class Outcome(MutableRecord):
         return any(v.severity == "error" for v in self.violations)
 
 
-def process(resource_list: ResourceList, platform: frozenset[int] = frozenset()) -> ResourceList:
-    """``platform``: the ids of the items the platform supplied (``render --runtimes``), not the repository."""
+class DeriveRequest(Record):
+    """A derived runtime a rewritten TrainJob points at: made when the TrainJobs' contributions are
+    merged (``Memo.derive``), so that it is made once, whichever process processed the TrainJob."""
+
+    __slots__ = ("identity", "namespace", "plan", "runtime")
+
+    def __init__(self, identity: Identity, runtime: Identity, namespace: str, plan: Plan) -> None:
+        self.identity: Final = identity
+        self.runtime: Final = runtime  # the base runtime's key in Bundle.runtimes
+        self.namespace: Final = namespace
+        self.plan: Final = plan
+
+    def __reduce__(self) -> tuple[type[DeriveRequest], tuple[Identity, Identity, str, Plan]]:
+        return DeriveRequest, (self.identity, self.runtime, self.namespace, self.plan)
+
+
+class Contribution(MutableRecord):
+    """What one TrainJob adds to the render: its results, the runtime it points at, the derived
+    runtime that must exist and, when it was processed in another process, what its item became.
+    Plain data (it can be pickled), merged in input order by ``process``: where a TrainJob was
+    processed changes no byte."""
+
+    __slots__ = ("changed", "derive", "failed", "file", "results", "state", "unchecked", "use", "wave")
+
+    def __init__(self, results: list[Result], use: Identity | None) -> None:
+        self.results = results
+        # The runtime it points at, placed before it if that is a derived one (None: it needs no placing).
+        self.use = use
+        self.failed = True
+        self.changed = False
+        self.unchecked = False
+        self.derive: DeriveRequest | None = None
+        self.file: FileRef | None = None  # where it was read from: a new derived runtime goes there
+        self.wave: str | None = None  # its Argo CD sync wave
+        self.state: ItemState | None = None  # its item as settled there (``TrainJobWork.carried``)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Pickled as one tuple (cli/fan_out.py sends one per TrainJob): no state dict per object.
+        return _contribution, tuple(getattr(self, name) for name in self.__slots__)
+
+
+def _contribution(*values: Any) -> Contribution:
+    contribution = Contribution.__new__(Contribution)
+    for name, value in zip(Contribution.__slots__, values, strict=True):
+        setattr(contribution, name, value)
+    return contribution
+
+
+class TrainJobWork:
+    """The TrainJobs of a render, to be processed by ranges (``FanOut``): ``run`` processes a range
+    in this process; in another process (a fork of this one), ``carried`` adds to its contributions
+    what their items became, for ``process`` to restore here."""
+
+    __slots__ = ("_bundle", "_config", "_memo", "derives", "trainjobs")
+
+    def __init__(self, trainjobs: list[Item], bundle: Bundle, config: Options, memo: Memo) -> None:
+        self.trainjobs = trainjobs
+        self._bundle = bundle
+        self._config = config
+        self._memo = memo
+        # Whether ``run`` makes the derived runtimes its TrainJobs request as it goes (``process``
+        # makes any still missing when it merges): not in another process, which would make them
+        # for nothing.
+        self.derives = True
+
+    def __len__(self) -> int:
+        return len(self.trainjobs)
+
+    def run(self, start: int, stop: int) -> list[Contribution]:
+        bundle, config, memo = self._bundle, self._config, self._memo
+        out = [contribute(item, bundle, config, memo) for item in self.trainjobs[start:stop]]
+        if self.derives:
+            for contribution in out:
+                request = contribution.derive
+                if request is not None:
+                    memo.derive(request.identity, bundle.runtimes[request.runtime], request.namespace, request.plan)
+        return out
+
+    def carriable(self) -> bool:
+        """Whether every TrainJob settles to its text (read from a ResourceList's text by items), so
+        that what it becomes is plain data."""
+        return all(type(item) is Item and item.source is not None for item in self.trainjobs)
+
+    def carried(self, start: int, contributions: list[Contribution]) -> list[Contribution]:
+        for item, contribution in zip(self.trainjobs[start:], contributions, strict=False):
+            contribution.state = item.state()
+        return contributions
+
+
+# Processes all of a TrainJobWork, by ranges in this process or in others, and returns the
+# contributions in the TrainJobs' order (cli/fan_out.py).
+FanOut = Callable[[TrainJobWork], list[Contribution]]
+
+
+def in_process(work: TrainJobWork) -> list[Contribution]:
+    return work.run(0, len(work))
+
+
+def process(
+    resource_list: ResourceList, platform: frozenset[int] = frozenset(), fan_out: FanOut = in_process
+) -> ResourceList:
+    """``platform``: the ids of the items the platform supplied (``render --runtimes``), not the
+    repository. ``fan_out`` runs the TrainJobs' processing (by default here, in order)."""
     config_item = resource_list.function_config
     config: Options = DEFAULTS  # no functionConfig: the defaults, without importing pydantic
     if config_item is not None:
@@ -124,42 +225,66 @@ def process(resource_list: ResourceList, platform: frozenset[int] = frozenset())
                 )
             )
     memo = Memo()
+    trainjobs = bundle.trainjobs
+    contributions = fan_out(TrainJobWork(trainjobs, bundle, config, memo))
+    assert len(contributions) == len(trainjobs)
     uses: dict[int, Identity] = {}  # id(TrainJob item) -> the derived runtime it points at
     first_file: dict[Identity, FileRef | None] = {}  # where the first TrainJob using it was read from
     waves: dict[Identity, list[str | None]] = {}  # the Argo CD waves of the TrainJobs using it
     tally = Tally()
-    tally.total = len(bundle.trainjobs)
-    for item in bundle.trainjobs:
-        unusable = item.verify()
-        if unusable is not None:
-            resource_list.results.append(unusable)
-            tally.failed += 1
-            item.settle()
-            continue
-        outcome = process_trainjob(item, bundle, config, memo)
-        tally.count(outcome.failed, outcome.node is not None, outcome.unchecked)
-        for v in outcome.violations:
-            resource_list.results.append(
-                item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value)
-            )
-        if outcome.failed or outcome.node is None:
-            uses[id(item)] = _current_ref(item)  # placed first if it is a derived runtime
-        else:
-            item.node = outcome.node
-            if outcome.derived is not None:
-                identity = outcome.derived.identity
-                uses[id(item)] = identity
-                if identity not in first_file:
-                    first_file[identity] = item.file
-                waves.setdefault(identity, []).append(item.annotation(SYNC_WAVE))
-            resource_list.results.append(item.result("; ".join(outcome.changes), "info"))
-        item.settle()  # one TrainJob's tree at a time: a 5,000-TrainJob bundle stays small in memory
+    tally.total = len(trainjobs)
+    for item, contribution in zip(trainjobs, contributions, strict=True):
+        if contribution.state is not None:
+            item.restore(contribution.state)
+        tally.count(contribution.failed, contribution.changed, contribution.unchecked)
+        resource_list.results += contribution.results
+        if contribution.use is not None:
+            uses[id(item)] = contribution.use
+        request = contribution.derive
+        if request is not None:
+            memo.derive(request.identity, bundle.runtimes[request.runtime], request.namespace, request.plan)
+            first_file.setdefault(request.identity, contribution.file)
+            waves.setdefault(request.identity, []).append(contribution.wave)
     for identity, derived in memo.derived.items():
         set_sync_wave(derived, sync_wave(waves.get(identity, [])))
     resource_list.items = _with_derived(resource_list.items, bundle, memo.derived, uses, first_file)
     tally.derived = len(memo.derived)
     resource_list.results = reported(resource_list.results, config.results, tally)
     return resource_list
+
+
+def contribute(item: Item, bundle: Bundle, config: Options, memo: Memo) -> Contribution:
+    """Process one TrainJob and settle its item (its tree dropped, its text kept: a 5,000-TrainJob
+    bundle stays small in memory)."""
+    unusable = item.verify()
+    if unusable is not None:
+        item.settle()
+        return Contribution([unusable], None)
+    outcome = process_trainjob(item, bundle, config, memo)
+    results = [
+        item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value)
+        for v in outcome.violations
+    ]
+    if outcome.failed or outcome.node is None:
+        use = _current_ref(item)
+        item.settle()
+        contribution = Contribution(results, use)
+        contribution.failed = outcome.failed
+        contribution.unchecked = outcome.unchecked
+        return contribution
+    item.node = outcome.node
+    request = outcome.derive
+    results.append(item.result("; ".join(outcome.changes), "info"))
+    where = item.file if request is not None else None
+    wave = item.annotation(SYNC_WAVE) if request is not None else None
+    item.settle()
+    contribution = Contribution(results, request.identity if request is not None else None)
+    contribution.failed = False
+    contribution.changed = True
+    contribution.derive = request
+    contribution.file = where
+    contribution.wave = wave
+    return contribution
 
 
 def _current_ref(item: Item) -> Identity:
@@ -542,7 +667,11 @@ class Plan(Record):
     __slots__ = ("described", "effective", "overrides", "spelling")
 
     def __init__(
-        self, effective: dict[ContainerKey, Effective], overrides: dict[str, Any], described: list[str]
+        self,
+        effective: dict[ContainerKey, Effective],
+        overrides: dict[str, Any],
+        described: list[str],
+        spelling: str | None = None,
     ) -> None:
         # Empty when no patch says anything: nothing is derived. An override that says something
         # derives even when it equals the runtime's value today: the name must not depend on the
@@ -550,7 +679,13 @@ class Plan(Record):
         self.effective: Final = effective
         self.overrides: Final = overrides
         self.described: Final = described
-        self.spelling: Final = dump(overrides_of(effective))
+        self.spelling: Final = dump(overrides_of(effective)) if spelling is None else spelling
+
+    def __reduce__(self) -> tuple[type[Plan], tuple[Any, ...]]:
+        # Across processes (cli/fan_out.py) only what Memo.derive reads: where each container is,
+        # its resources, the overrides and their spelling.
+        folded = {key: Effective(one.container, one.requirements) for key, one in self.effective.items()}
+        return Plan, (folded, self.overrides, self.described, self.spelling)
 
 
 def _plan(all_effective: dict[ContainerKey, Effective], sites: list[ContainerSite], topo: Topology) -> Plan:
@@ -620,7 +755,7 @@ def _materialize(
     trainer_sites = [s for s in sites if s.resources is not None and topo.is_trainer(*s.key)]
     kind = config.derived_runtime_kind
     plan = memo.plan(entry, all_effective, sites, topo)
-    derived: Derived | None = None
+    request: DeriveRequest | None = None
     # runtimeRef is immutable (CEL self == oldSelf, pkg/apis/trainer/v1alpha1/trainjob_types.go), and
     # kustomize, Argo CD and Helm render from the source every time: whether an override derives,
     # and the name, depend on the TrainJob's text alone, never on the base's content.
@@ -649,7 +784,7 @@ def _materialize(
         if refused:
             outcome.violations += refused
             return
-        derived = memo.derive(identity, entry, item.namespace, plan)
+        request = DeriveRequest(identity, entry.identity, item.namespace, plan)
     if work is None:
         assert isinstance(item.node, MappingNode)
         work = item.node
@@ -662,11 +797,12 @@ def _materialize(
             outcome.violations.append(_trainer_changed(trainer_sites[0]))
         _move_to_resources_per_node(work, moved, outcome)
         removed = [r for r in removed if not any(r.container == s.name and r.job == s.job for s in trainer_sites)]
-    if derived is not None:
-        point_at(Item(work), derived, raw["spec"]["runtimeRef"], removed)
-        outcome.derived = derived
-        where = f"{derived.namespace}/" if derived.namespace else ""
-        outcome.changes.insert(0, f"runtime {entry.display} materialized as {derived.kind} {where}{derived.name}")
+    if request is not None:
+        _, scope, derived_name = request.identity
+        point_at(Item(work), kind, scope, derived_name, raw["spec"]["runtimeRef"], removed)
+        outcome.derive = request
+        where = f"{scope}/" if scope else ""
+        outcome.changes.insert(0, f"runtime {entry.display} materialized as {kind} {where}{derived_name}")
         outcome.changes += plan.described
     elif not trainer_sites:
         outcome.changes.append(
@@ -711,7 +847,7 @@ def _warn_if_repointed(item: Item, outcome: Outcome) -> None:
     before, after = _ref_name(item.node), _ref_name(outcome.node)
     if before == after:
         return
-    if outcome.derived is None:
+    if outcome.derive is None:
         what = f"no resources in runtimePatches any more, so runtimeRef goes back from {before[1]!r} to {after[1]!r}"
     else:
         what = f"the overrides changed since the last render, so runtimeRef goes from {before[1]!r} to {after[1]!r}"

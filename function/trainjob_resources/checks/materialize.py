@@ -339,17 +339,18 @@ def _strip_chain(node: Node, chain: tuple[str, ...], leaf: Any) -> bool:
     return not node.value
 
 
-def point_at(trainjob: Item, derived: Derived, original_ref: Any, removed: list[Record]) -> None:
-    """Rewrite the TrainJob's runtimeRef to ``derived``, make it depend on it for kpt live apply
-    (not when the TrainJob names no namespace: its runtime's namespace is then not known), and
-    record what a re-render needs."""
+def point_at(trainjob: Item, kind: str, namespace: str, name: str, original_ref: Any, removed: list[Record]) -> None:
+    """Rewrite the TrainJob's runtimeRef to the derived runtime ``kind`` ``namespace``/``name``
+    (``namespace`` empty for a cluster-scoped one), make it depend on it for kpt live apply (not
+    when the TrainJob names no namespace: its runtime's namespace is then not known), and record
+    what a re-render needs."""
     assert isinstance(trainjob.node, MappingNode)
     spec = yn.ensure_map(trainjob.node, "spec")
-    ref = [("apiGroup", TRAINER_GROUP), ("kind", derived.kind), ("name", derived.name)]
+    ref = [("apiGroup", TRAINER_GROUP), ("kind", kind), ("name", name)]
     pairs = [(yn.str_node(key), yn.str_node(value)) for key, value in ref]
     yn.set_key(spec, "runtimeRef", MappingNode(yn.MAP_TAG, pairs, flow_style=False))
-    if derived.kind == CLUSTER_RUNTIME_KIND or derived.namespace:
-        needed = dependency(derived.kind, derived.namespace, derived.name)
+    if kind == CLUSTER_RUNTIME_KIND or namespace:
+        needed = dependency(kind, namespace, name)
         trainjob.set_annotation(DEPENDS_ON, with_dependency(trainjob.annotation(DEPENDS_ON), needed))
     trainjob.set_annotation(RUNTIME_REF, record_text(original_ref))
     record_removed(trainjob, removed)

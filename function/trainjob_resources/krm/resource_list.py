@@ -40,6 +40,10 @@ class ResourceRef(Record):
         self.name: Final = name
         self.namespace: Final = namespace
 
+    def __reduce__(self) -> tuple[type[ResourceRef], tuple[str, str, str, str]]:
+        # Pickled as its arguments (cli/fan_out.py sends thousands): no state dict per object.
+        return ResourceRef, (self.api_version, self.kind, self.name, self.namespace)
+
     def display(self) -> str:
         where = f"{bounded(self.namespace)}/" if self.namespace else ""
         return f"{bounded(self.kind)} {where}{bounded(self.name)}".strip()
@@ -55,6 +59,9 @@ class FileRef(Record):
         self.path: Final = path
         self.index: Final = index
         self.line: Final = line
+
+    def __reduce__(self) -> tuple[type[FileRef], tuple[str, int | None, int | None]]:
+        return FileRef, (self.path, self.index, self.line)
 
     def display(self) -> str:
         """``path:line`` as editors and CI annotations read it, else the document's position."""
@@ -86,6 +93,17 @@ class Result(Record):
         self.current_value: Final = current_value
         self.proposed_value: Final = proposed_value
         self.file: Final = file
+
+    def __reduce__(self) -> tuple[type[Result], tuple[Any, ...]]:
+        return Result, (
+            self.message,
+            self.severity,
+            self.resource_ref,
+            self.field_path,
+            self.current_value,
+            self.proposed_value,
+            self.file,
+        )
 
     def to_python(self) -> dict[str, Any]:
         """The result as the KRM spec writes it; every text escaped and bounded (``display``)."""
@@ -142,6 +160,10 @@ def _shown_value(value: object) -> object:
     """A current or proposed value as a result carries it: a long or unprintable string bounded and
     escaped; structured values as they are (their texts are the function's own)."""
     return bounded(value) if isinstance(value, str) else value
+
+
+# Item.state(): its text, problem, checked.
+ItemState = tuple[str, str | None, bool]
 
 
 class Item:
@@ -212,6 +234,20 @@ class Item:
             self.dirty = False
         self._node = None
         self._value = None
+
+    def state(self) -> ItemState:
+        """What processing left of an item read from text and settled, as plain data: ``restore``
+        gives it to this item in another process (its fields are read again from its text when
+        they are asked for)."""
+        assert self.source is not None and not self.dirty, "settled, and held as its text"
+        return (self.source, self.problem, self.checked)
+
+    def restore(self, state: ItemState) -> None:
+        self.source, self.problem, self.checked = state
+        self._node = None
+        self._value = None
+        self._meta = None
+        self.dirty = False
 
     def text(self) -> str:
         """The item as an entry of the items sequence: as read, with its edits written into that text
@@ -620,7 +656,9 @@ def _flat_strings(row: dict[str, Any]) -> list[str] | None:
             found.append(key)
             if isinstance(child, dict) and child:
                 stack.append(child)
-            elif isinstance(child, str) and not _LINE_BREAKS.search(child):
+            elif isinstance(child, str) and (
+                (child.isascii() and child.isprintable()) or not _LINE_BREAKS.search(child)
+            ):
                 found.append(child)
             elif type(child) is not int:
                 return None

@@ -8,6 +8,8 @@ cluster admits the TrainJob: the function is the only one to catch it before the
 from __future__ import annotations
 
 import copy
+import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +157,139 @@ def test_resources_in_a_container_patch_are_refused_by_v2_3_0(control_plane: Con
 
 def test_the_goldens_folder_is_the_one_tests_goldens_reads() -> None:
     assert all((Path(c) / "input.yaml").is_file() for c in ERRORS.values())
+
+
+NUMERIC_PER_NODE = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {{name: numeric, namespace: {namespace}}}
+spec:
+  runtimeRef: {{name: {runtime}}}
+  trainer:
+    image: example.com/train:{tag}
+    resourcesPerNode:
+      limits: {{cpu: {value}}}
+{patches}"""
+PATCHES = """\
+  runtimePatches:
+  - manager: example.com/placer
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    nodeSelector: {pool: a}
+"""
+
+
+@pytest.mark.parametrize("patched", [True, False], ids=["with-runtime-patches", "without"])
+@pytest.mark.parametrize("value", ["1", '"1"'], ids=["number", "string"])
+def test_a_numeric_resources_per_node_quantity_fails_the_next_apply(
+    control_plane: ControlPlane, patched: bool, value: str
+) -> None:
+    """What crd_rules._numeric_quantities warns of: on a TrainJob with runtimePatches the webhook stores the
+    number as a string, and the next apply of the same number fails spec.trainer's self == oldSelf. Quoted,
+    or without runtimePatches, it passes."""
+    from trainjob_resources.krm import resource_list as krm
+    from trainjob_resources.process import process
+
+    quoted = value.startswith('"')
+    namespace = name = f"numeric-{'patched' if patched else 'plain'}-{'string' if quoted else 'number'}"
+    runtime = (Path(__file__).parent / "testdata" / "runtimes" / "torch-plain.yaml").read_text()
+    runtime = runtime.replace("name: torch-distributed", f"name: {name}")
+    control_plane.kubectl("create", "namespace", namespace)
+    try:
+        control_plane.apply_server_side(runtime)
+        time.sleep(0.5)  # the webhook reads runtimes from the controller's cache
+        text = {
+            tag: NUMERIC_PER_NODE.format(
+                namespace=namespace, runtime=name, tag=tag, value=value, patches=PATCHES if patched else ""
+            )
+            for tag in ("v1", "v2")
+        }
+        control_plane.apply_server_side(text["v1"])
+        stored = control_plane.get("trainjobs.trainer.kubeflow.org", "numeric", namespace)
+        assert stored is not None
+        kept = stored["spec"]["trainer"]["resourcesPerNode"]["limits"]["cpu"]
+        # Timestamping the patches re-encodes the object: a Quantity is then a string. Without patches, as sent.
+        assert kept == ("1" if patched or quoted else 1)
+        again = control_plane.apply_server_side(text["v1"], check=False)
+        if patched and not quoted:
+            assert again.returncode != 0 and "field is immutable" in again.stderr, again
+        else:
+            assert again.returncode == 0, again.stderr
+        # The function warns of the number, at its field, and of nothing in the quoted one.
+        item = "- " + text["v1"].replace("\n", "\n  ").rstrip() + "\n"
+        data = f"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{item}".encode()
+        found = [r for r in process(krm.read(data)).results if r.severity == "warning"]
+        paths = [r.field_path for r in found]
+        assert paths == (["spec.trainer.resourcesPerNode.limits.cpu"] if patched and not quoted else []), found
+    finally:
+        control_plane.kubectl("delete", "namespace", namespace, "--wait=false")
+        control_plane.delete("clustertrainingruntimes.trainer.kubeflow.org", name, wait=False)
+
+
+MOVED = """\
+apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- {runtime}
+- apiVersion: trainer.kubeflow.org/v1alpha1
+  kind: TrainJob
+  metadata: {{name: moved, namespace: {namespace}}}
+  spec:
+    runtimeRef: {{name: {name}}}
+    trainer: {{image: example.com/train:v1}}
+    runtimePatches:
+    - manager: example.com/sizing
+      trainingRuntimeSpec:
+        template:
+          spec:
+            replicatedJobs:
+            - name: node
+              template:
+                spec:
+                  template:
+                    spec:
+                      containers:
+                      - name: node
+                        resources:
+                          limits: {{cpu: 2, memory: 8Gi}}
+functionConfig:
+  apiVersion: v1
+  kind: ConfigMap
+  metadata: {{name: c}}
+  data: {{trainerResources: moveToResourcesPerNode}}
+"""
+
+
+def test_what_the_function_moves_to_resources_per_node_re_syncs(control_plane: ControlPlane) -> None:
+    """A trainer patch's number (cpu: 2) moved to resourcesPerNode is written as a string: the rendered
+    TrainJob applies again (an Argo CD re-sync) where the number would fail spec.trainer's self == oldSelf."""
+    from trainjob_resources.krm import resource_list as krm
+    from trainjob_resources.process import process
+
+    namespace = name = "moved-number"
+    runtime = yaml.safe_load((Path(__file__).parent / "testdata" / "runtimes" / "torch-plain.yaml").read_text())
+    runtime["metadata"]["name"] = name
+    data = MOVED.format(runtime=json.dumps(runtime), namespace=namespace, name=name).encode()
+    rendered = process(krm.read(data))
+    assert not [r for r in rendered.results if r.severity in ("error", "warning")], rendered.results
+    items = [yaml.safe_load(item.text().lstrip()[2:].replace("\n  ", "\n")) for item in rendered.items]
+    (trainjob,) = [i for i in items if i["kind"] == "TrainJob"]
+    assert trainjob["spec"]["trainer"]["resourcesPerNode"] == {"limits": {"cpu": "2", "memory": "8Gi"}}
+    control_plane.kubectl("create", "namespace", namespace)
+    try:
+        stream = "---\n".join(yaml.safe_dump(i) for i in items)
+        control_plane.apply_server_side("---\n".join(yaml.safe_dump(i) for i in items if i["kind"] != "TrainJob"))
+        time.sleep(0.5)  # the webhook reads runtimes from the controller's cache
+        control_plane.apply_server_side(stream)
+        again = control_plane.apply_server_side(stream, check=False)
+        assert again.returncode == 0, again.stderr
+    finally:
+        control_plane.kubectl("delete", "namespace", namespace, "--wait=false")
+        control_plane.delete("clustertrainingruntimes.trainer.kubeflow.org", name, wait=False)

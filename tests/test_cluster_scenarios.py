@@ -23,7 +23,8 @@ PRUNE_OVERLAY = (
 INTEGER = (
     "upstream v2.3.0: the TrainJob defaulting webhook (pkg/webhooks/trainjob_webhook.go) stores an integer "
     "resourcesPerNode quantity as a string on create; the next server-side apply of the integer fails the CRD's "
-    "spec.trainer rule self == oldSelf ('field is immutable'): every re-sync is refused"
+    "spec.trainer rule self == oldSelf ('field is immutable'): every re-sync is refused. The function warns at the "
+    "quantity (crd_rules._numeric_quantities) and never changes the type of what the user wrote"
 )
 KNOWN: dict[tuple[str, str], str] = {
     ("sdk-trainjob-on-derived", "render"): PRUNE_OVERLAY.format(how="the Argo CD plugin (render)"),

@@ -203,7 +203,7 @@ def test_a_limit_range_max_exceeded_by_an_overridden_sidecar_fails(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text = DATA_LOADER.read_text().replace('max: {cpu: "32", memory: 128Gi}', "max: {memory: 32Gi}")
-    text = text.replace("limits: {memory: 64Gi, nvidia.com/gpu: 4}", "limits: {memory: 32Gi, nvidia.com/gpu: 4}")
+    text = text.replace('limits: {memory: 64Gi, nvidia.com/gpu: "4"}', 'limits: {memory: 32Gi, nvidia.com/gpu: "4"}')
     (tmp_path / "in.yaml").write_text(text)
     code, out, err = run([str(tmp_path / "in.yaml"), "--format", "json"], capsys, monkeypatch)
     assert code == 1

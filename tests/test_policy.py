@@ -52,7 +52,7 @@ def job(
     out["metadata"]["namespace"] = namespace
     out["spec"]["trainer"] = {
         "numNodes": num_nodes,
-        "resourcesPerNode": per_node or {"limits": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": 4}},
+        "resourcesPerNode": per_node or {"limits": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "4"}},
     }
     return out
 

@@ -220,13 +220,14 @@ DS_MOVES: list[tuple[str, bool, list[dict[str, Any]], dict[str, Any] | None]] = 
             patch("node", containers=[{"name": "node", "resources": {"requests": {"memory": "64Gi"}}}]),
             patch("launcher", "b.example.com/m", containers=[{"name": "node", "resources": DS_NODE}]),
         ],
-        {"requests": {"cpu": "2", "memory": "64Gi"}, "limits": {"nvidia.com/gpu": 2}},
+        # a number moved to resourcesPerNode is written as a string (per_node._quantities_as_strings)
+        {"requests": {"cpu": "2", "memory": "64Gi"}, "limits": {"nvidia.com/gpu": "2"}},
     ),
     (
         "only node/node, launcher unlabelled",
         False,
         [patch("node", containers=[NODE_PATCH])],
-        {"limits": {"memory": "16Gi", "nvidia.com/gpu": 2}, "requests": {"cpu": "2"}},
+        {"limits": {"memory": "16Gi", "nvidia.com/gpu": "2"}, "requests": {"cpu": "2"}},
     ),
 ]
 
@@ -292,14 +293,15 @@ MOVE_CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None, list[st
         [{"limits": {"memory": "64Gi"}}],
         None,
         [],
-        {"limits": {"cpu": "8", "nvidia.com/gpu": 4, "memory": "64Gi"}, "requests": {"amd.com/gpu": 1}},
+        # numbers carried over or moved are written as strings (per_node._quantities_as_strings)
+        {"limits": {"cpu": "8", "nvidia.com/gpu": "4", "memory": "64Gi"}, "requests": {"amd.com/gpu": "1"}},
     ),
     (
         "the patch's own values win",
         [{"limits": {"nvidia.com/gpu": 8, "cpu": "16"}}],
         None,
         [],
-        {"limits": {"nvidia.com/gpu": 8, "cpu": "16"}, "requests": {"amd.com/gpu": 1}},
+        {"limits": {"nvidia.com/gpu": "8", "cpu": "16"}, "requests": {"amd.com/gpu": "1"}},
     ),
     (
         "a resourcesPerNode the user wrote is what the plugins read already: nothing is carried",
@@ -338,7 +340,7 @@ MOVE_CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None, list[st
         [{"claims": [], "limits": {"cpu": "1"}}],
         None,
         ["rdma"],
-        {"limits": {"cpu": "1", "nvidia.com/gpu": 4}, "requests": {"amd.com/gpu": 1}},
+        {"limits": {"cpu": "1", "nvidia.com/gpu": "4"}, "requests": {"amd.com/gpu": "1"}},
     ),
     ("$patch: replace cannot move", [{"limits": {"$patch": "replace", "memory": "1Gi"}}], None, [], None),
 ]
@@ -362,7 +364,7 @@ def test_the_default_error_proposes_what_moving_writes() -> None:
     tj = trainjob([patch("node", containers=[{"name": "node", "resources": {"limits": {"memory": "64Gi"}}}])])
     refused = render([rt, tj])
     (error,) = [r for r in refused.errors() if "trainer container" in r["message"]]
-    proposed = {"limits": {"cpu": "8", "nvidia.com/gpu": 4, "memory": "64Gi"}}
+    proposed = {"limits": {"cpu": "8", "nvidia.com/gpu": "4", "memory": "64Gi"}}  # the number as a string
     assert error["field"]["proposedValue"] == {"spec": {"trainer": {"resourcesPerNode": proposed}}}
     moved = render([rt, tj], config(trainerResources="moveToResourcesPerNode"))
     assert moved.named("TrainJob", "tj")["spec"]["trainer"]["resourcesPerNode"] == proposed

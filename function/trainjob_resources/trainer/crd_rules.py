@@ -81,6 +81,8 @@ def crd_violations(trainjob: Mapping[str, Any], mode: str = "materialize", direc
                 out += _pod(pod, ".".join([job_path, *POD_CHAIN]))
         if directives:
             out += _directives(patch, path, mode)
+    if patches:
+        out += _numeric_quantities(_get(spec, "trainer", "resourcesPerNode"))
     if not directives:
         return out
     per_node = _get(spec, "trainer", "resourcesPerNode")
@@ -184,6 +186,38 @@ def _trainer(trainer: Any) -> list[Violation]:
                 f"{path}.numProcPerNode", "numProcPerNode must be greater than or equal to 1", current_value=per_node
             )
         )
+    return out
+
+
+def _numeric_quantities(per_node: Any) -> list[Violation]:
+    """Quantities in ``spec.trainer.resourcesPerNode`` of a TrainJob with runtimePatches, written as
+    YAML numbers. Upstream's TrainJob defaulting webhook (``pkg/webhooks/trainjob_webhook.go``), which
+    sets each patch's ``time`` on create, answers with the object as Go encodes it, a Quantity as a
+    string; the next apply sends the number again, and the CRD's rule on ``spec.trainer``,
+    ``self == oldSelf`` (``pkg/apis/trainer/v1alpha1/trainjob_types.go``), refuses the change: every
+    re-sync fails. Without runtimePatches the webhook changes nothing and the number is kept. Both
+    seen on the control plane (tests/test_cluster_admission.py). The function never changes the type
+    of what a user wrote, so it says so."""
+    out: list[Violation] = []
+    if not isinstance(per_node, Mapping):
+        return out
+    for section in ("limits", "requests"):
+        values = per_node.get(section)
+        for name, value in values.items() if isinstance(values, Mapping) else ():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                out.append(
+                    Violation(
+                        fieldpath.child(f"spec.trainer.resourcesPerNode.{section}", str(name)),
+                        f'write this quantity as a string ({name}: "{value}"): upstream\'s TrainJob webhook, which '
+                        "timestamps runtimePatches, stores a number here as a string when the TrainJob is created, "
+                        "and spec.trainer is immutable "
+                        "(self == oldSelf, trainjob_types.go), so the API server refuses every later apply of the "
+                        "number: the first sync works, every re-sync fails",
+                        severity="warning",
+                        current_value=value,
+                        proposed_value=str(value),
+                    )
+                )
     return out
 
 

@@ -111,7 +111,18 @@ def moved_resources(
             if kept:
                 carried[section] = kept
         patch = merge_requirements(carried, patch)
-    return merge_requirements(merge_requirements(None, patch), existing, claims_by_name=True), None
+    moved = merge_requirements(merge_requirements(None, patch), existing, claims_by_name=True)
+    return {section: _quantities_as_strings(values) for section, values in moved.items()}, None
+
+
+def _quantities_as_strings(values: Any) -> Any:
+    """A section's quantities written as YAML numbers, as strings: on a TrainJob with runtimePatches,
+    upstream's TrainJob webhook stores a number in resourcesPerNode as a string, and spec.trainer is
+    immutable, so every later apply of the number is refused (crd_rules._numeric_quantities, seen on
+    the control plane)."""
+    if not isinstance(values, Mapping):
+        return values
+    return {k: str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v for k, v in values.items()}
 
 
 def _claims_lost(patch: Mapping[str, Any], existing: Mapping[str, Any] | None, runtime: Iterable[str]) -> list[str]:

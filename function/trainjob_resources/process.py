@@ -84,8 +84,9 @@ class Outcome(MutableRecord):
 
 
 class DeriveRequest(Record):
-    """A derived runtime a rewritten TrainJob points at: made when the TrainJobs' contributions are
-    merged (``Memo.derive``), so that it is made once, whichever process processed the TrainJob."""
+    """A derived runtime a rewritten TrainJob points at, made once (``Memo.derive``) in this process:
+    by ``TrainJobWork.run`` for the TrainJobs processed here, at the merge for those processed in
+    another process; in input order either way."""
 
     __slots__ = ("identity", "namespace", "plan", "runtime")
 
@@ -242,7 +243,8 @@ def process(
             uses[id(item)] = contribution.use
         request = contribution.derive
         if request is not None:
-            memo.derive(request.identity, bundle.runtimes[request.runtime], request.namespace, request.plan)
+            if contribution.state is not None:  # processed in another process: made here (run made the rest)
+                memo.derive(request.identity, bundle.runtimes[request.runtime], request.namespace, request.plan)
             first_file.setdefault(request.identity, contribution.file)
             waves.setdefault(request.identity, []).append(contribution.wave)
     for identity, derived in memo.derived.items():

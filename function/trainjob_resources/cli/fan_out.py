@@ -14,7 +14,9 @@ TrainJobs. ``TRAINJOB_RESOURCES_WORKERS=1`` keeps it in one process.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from typing import Any, Final
 
 from ..process import Contribution, TrainJobWork
@@ -56,7 +58,11 @@ def split(work: TrainJobWork, warm: int, middle: int) -> list[Contribution]:
     count = len(work)
     head = work.run(0, warm)
     theirs = _start(work, middle, count)
-    mine = work.run(warm, middle)
+    try:
+        mine = work.run(warm, middle)
+    except BaseException:  # e.g. krm.NotSplittable: the caller starts again without this fork
+        _abandon(theirs)
+        raise
     received = _receive(theirs, count - middle)
     if received is None:
         received = work.run(middle, count)
@@ -99,6 +105,17 @@ def _start(work: TrainJobWork, start: int, stop: int) -> _Child:
             os._exit(code)  # no interpreter teardown, no flush of buffers it shares with its parent
     os.close(write_end)
     return pid, read_end
+
+
+def _abandon(child: _Child) -> None:
+    """Stop and reap a child whose work is no longer wanted."""
+    if child is None:
+        return
+    pid, read_end = child
+    os.close(read_end)
+    with contextlib.suppress(OSError):  # gone already
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
 
 
 def _receive(child: _Child, expected: int) -> list[Contribution] | None:

@@ -31,8 +31,7 @@ def as_main(
     stderr = stderr or sys.stderr
     data = stdin.read(MAX_INPUT_BYTES + 1)
     try:
-        resource_list = processor(krm.read(data))
-        output = krm.write(resource_list)
+        resource_list, output = processed(processor, data)
     except (krm.ResourceListError, YamlInputError) as err:
         failure = krm.ResourceList(items=[], results=[krm.Result(str(err))])
         failure.json_format = data.lstrip().startswith(b"{")
@@ -54,6 +53,18 @@ def as_main(
     )
 
 
+def processed(processor: Processor, data: bytes) -> tuple[krm.ResourceList, bytes]:
+    """``processor``'s ResourceList and its output bytes. A TrainJob whose text turns out not to
+    parse on its own (krm.NotSplittable) sends it back to the start, reading the whole document:
+    nothing of the first try is kept."""
+    try:
+        resource_list = processor(krm.read(data))
+        return resource_list, krm.write(resource_list)
+    except krm.NotSplittable:
+        resource_list = processor(krm.read(data, by_items=False))
+        return resource_list, krm.write(resource_list)
+
+
 # kpt marks every item it sends with one of these (render: both; eval: the second), kustomize with neither.
 KPT_ANNOTATIONS = (b"internal.config.kubernetes.io/package-path:", b"internal.config.kubernetes.io/seqindent:")
 
@@ -67,13 +78,19 @@ def results_are_shown(data: bytes) -> bool:
 def _unchanged(data: bytes, message: str) -> bytes:
     """The input's items as they came, with ``message`` as an error: nothing is lost to our bug."""
     try:
-        resource_list = krm.read(data)
-        resource_list.results = [krm.Result(message)]
-        return krm.write(resource_list)
+        return processed(_only_result(message), data)[1]
     except Exception:
         failure = krm.ResourceList(items=[], results=[krm.Result(message)])
         failure.json_format = data.lstrip().startswith(b"{")
         return krm.write(failure)
+
+
+def _only_result(message: str) -> Processor:
+    def replace_results(resource_list: krm.ResourceList) -> krm.ResourceList:
+        resource_list.results = [krm.Result(message)]
+        return resource_list
+
+    return replace_results
 
 
 def _emit(stdout: BinaryIO, stderr: TextIO, output: bytes, lines: list[str], code: int = 1) -> int:

@@ -214,9 +214,11 @@ class Item:
 
     @property
     def node(self) -> Node:
+        """Its tree, composed from its text when first asked for. A TrainJob read lazily whose text
+        turns out not to parse on its own raises NotSplittable (read the whole input again)."""
         if self._node is None:
             assert self.source is not None
-            self._node = _compose_item(self.source, self.line, self.dash)
+            self._node = _compose_item(self.source, self.line, self.dash, lazy=not self.checked)
         return self._node
 
     @node.setter
@@ -294,8 +296,9 @@ class Item:
         """Run read()'s checks on an item read lazily; the error result if it is unusable."""
         if self.checked:
             return None
+        node = self.node  # composed while unchecked: NotSplittable if its text does not parse
         self.checked = True
-        return _flag(self, self.index, self.node, self.line)
+        return _flag(self, self.index, node, self.line)
 
     @property
     def group(self) -> str:
@@ -426,22 +429,25 @@ _KEPT_GROUPS = {"trainer.kubeflow.org"}
 _KEPT_CORE_KINDS = {"LimitRange", "ResourceQuota"}
 
 
-def read(data: bytes) -> ResourceList:
+def read(data: bytes, by_items: bool = True) -> ResourceList:
     """Parse a ResourceList (YAML or JSON). Raises ResourceListError or yn.YamlInputError.
 
     A block-style list is read item by item from its text (see layout.py); anything else, or an
-    item that does not read on its own, is read as one whole document."""
+    item that does not read on its own, is read as one whole document. A TrainJob's text is parsed
+    only when it is processed (a check of every one up front would parse it twice): when one of
+    them does not parse on its own, its first reading, or ``write``, raises NotSplittable, and the
+    caller starts again from ``read(data, by_items=False)``, as if the check had been made here."""
     text = yn.decode(data)
-    shape = layout.split(text)
+    shape = layout.split(text) if by_items else None
     if shape is not None:
         try:
             return _read_by_items(text, shape)
-        except (yn.YamlInputError, _NotSplittable):
+        except (yn.YamlInputError, NotSplittable):
             pass  # the whole document says precisely what is wrong, and where
     return _read_whole(text)
 
 
-class _NotSplittable(Exception):
+class NotSplittable(Exception):
     """The text layout did not hold up: read the whole document instead."""
 
 
@@ -507,8 +513,6 @@ def _read_by_items(text: str, shape: layout.Layout) -> ResourceList:
         item = Item(source=chunk.text, line=chunk.line, dash=shape.dash, index=i, hint=hint)
         items.append(item)
         if hint is not None:
-            if not yn.well_formed(_document_of(chunk.text, shape.dash)):
-                raise _NotSplittable  # the whole document's parse says what is wrong, and where
             continue  # a TrainJob: composed, checked and settled one at a time when processed
         problem = _flag(item, i, item.node, chunk.line)
         if problem is not None:
@@ -516,8 +520,19 @@ def _read_by_items(text: str, shape: layout.Layout) -> ResourceList:
         keep = item.problem is None and (item.group in _KEPT_GROUPS or item.kind in _KEPT_CORE_KINDS)
         if not keep:
             item.settle()  # read again when needed; until then only its text is held
-    function_config = _function_config(root, yn.get(root, "items"))
+    try:
+        function_config = _function_config(root, yn.get(root, "items"))
+    except ResourceListError:
+        _check_unread(items)  # a TrainJob that does not parse is what the whole document reports first
+        raise
     return ResourceList(items, function_config, api_version, results, layout=shape)
+
+
+def _check_unread(items: list[Item]) -> None:
+    """NotSplittable if an item never composed (a TrainJob read lazily) does not parse on its own."""
+    for item in items:
+        if not item.checked and item.source is not None and not yn.well_formed(_document_of(item.source, item.dash)):
+            raise NotSplittable
 
 
 def _read_whole(text: str) -> ResourceList:
@@ -578,15 +593,20 @@ def _document_of(source: str, dash: int) -> str:
     return source[:dash] + " " + source[dash + 1 :]
 
 
-def _compose_item(source: str, line: int, dash: int) -> Node:
+def _compose_item(source: str, line: int, dash: int, lazy: bool = False) -> Node:
+    """``lazy``: the text was never parsed before (a TrainJob read lazily), so it may not be YAML
+    on its own, and then the whole document is read instead (NotSplittable)."""
+    document = _document_of(source, dash)
     try:
-        node = yn.compose(_document_of(source, dash))
+        node = yn.compose(document)
     except yn.YamlInputError as err:
+        if lazy and not yn.well_formed(document):
+            raise NotSplittable from None
         if err.line is None:
             raise
         raise yn.YamlInputError(str(err).rsplit(" (line", 1)[0], err.line + line, err.column) from None
     if node is None:
-        raise _NotSplittable
+        raise NotSplittable
     textedit.remember(node)
     return node
 
@@ -597,6 +617,7 @@ def write(resource_list: ResourceList) -> bytes:
     shown = shown_results(resource_list.results) if resource_list.results else []
     shape = resource_list.layout
     if shape is not None:
+        _check_unread(resource_list.items)  # a TrainJob not processed goes out as its text
         entries = []
         for item in resource_list.items:
             if item.source is None:

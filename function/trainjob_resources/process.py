@@ -274,11 +274,13 @@ def contribute(item: Item, bundle: Bundle, config: Options, memo: Memo) -> Contr
         contribution.failed = outcome.failed
         contribution.unchecked = outcome.unchecked
         return contribution
-    item.node = outcome.node
+    # Read before the rewritten tree replaces the one read, whose name, namespace, file and wave
+    # it keeps (the rewrite changes runtimeRef and the function's own annotations).
     request = outcome.derive
     results.append(item.result("; ".join(outcome.changes), "info"))
     where = item.file if request is not None else None
     wave = item.annotation(SYNC_WAVE) if request is not None else None
+    item.node = outcome.node
     item.settle()
     contribution = Contribution(results, request.identity if request is not None else None)
     contribution.failed = False

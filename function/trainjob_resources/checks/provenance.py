@@ -62,14 +62,19 @@ class Record(_Record):
         }
 
 
+# What json.dumps makes on every call with these options, made once.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_IN_ORDER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def dump(value: Any) -> str:
     """Canonical JSON: keys sorted, for hashing and comparing."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def record_text(value: Any) -> str:
     """JSON that keeps key order: a re-render must put resources back exactly as they were written."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _IN_ORDER.encode(value)
 
 
 class ProvenanceError(ValueError):

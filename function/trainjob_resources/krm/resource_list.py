@@ -323,7 +323,11 @@ class Item:
         assert isinstance(self.node, MappingNode)
         metadata = yn.ensure_map(self.node, "metadata")
         yn.set_key(yn.ensure_map(metadata, "annotations"), key, yn.str_node(value))
+        meta = self._meta
         self.touched()
+        if meta is not None:  # what was read of the metadata holds, but for this annotation
+            meta[4][key] = value
+            self._meta = meta
 
     def remove_annotation(self, key: str) -> None:
         annotations = yn.get_path(self.node, "metadata", "annotations")

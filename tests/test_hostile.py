@@ -322,6 +322,34 @@ CASES = [
         "has a YAML merge key (<<) at spec.<<",  # issue 21: go-yaml and PyYAML resolve it differently
     ),
     Case(
+        "merge key written as !!merge",
+        lambda: bundle(RUNTIME, TRAINJOB.replace("  spec:\n", "  spec:\n    !!merge x: {suspend: true}\n", 1)),
+        1,
+        "has a YAML merge key (<<) at spec.<<",  # the text has no ``<<``: the tag says it
+    ),
+    Case(
+        "merge key written with the full tag",
+        lambda: bundle(
+            RUNTIME, TRAINJOB.replace("  spec:\n", "  spec:\n    !<tag:yaml.org,2002:merge> x: {suspend: true}\n", 1)
+        ),
+        1,
+        "has a YAML merge key (<<) at spec.<<",  # the text has no ``<<``: the tag says it
+    ),
+    Case(
+        "merge key written with an escape in the full tag",
+        lambda: bundle(
+            RUNTIME, TRAINJOB.replace("  spec:\n", "  spec:\n    !<tag:yaml.org,2002:m%65rge> x: {suspend: true}\n", 1)
+        ),
+        1,
+        "has a YAML merge key (<<) at spec.<<",  # the text has no ``<<``: the tag says it
+    ),
+    Case(
+        "merge key written with an escape in the short tag",
+        lambda: bundle(RUNTIME, TRAINJOB.replace("  spec:\n", "  spec:\n    !!m%65rge x: {suspend: true}\n", 1)),
+        1,
+        "has a YAML merge key (<<) at spec.<<",  # the text has no ``<<``: the tag says it
+    ),
+    Case(
         "more than MAX_INPUT_BYTES",
         lambda: HEADER + b"items: []\n" + b"#" * yn.MAX_INPUT_BYTES,
         1,

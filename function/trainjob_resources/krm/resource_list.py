@@ -231,7 +231,8 @@ class Item:
         if self.source is None:
             return
         if self.dirty:
-            self._fields()
+            if self.hint is None:  # a TrainJob read lazily is not asked for its fields again when done
+                self._fields()
             self.source = self.text()
             self.dirty = False
         self._node = None
@@ -497,7 +498,7 @@ def _function_config(root: MappingNode, items_node: Node | None) -> Item | None:
 
 
 def _flag(item: Item, index: int, node: Node, line: int) -> Result | None:
-    problem = _item_problem(node, line)
+    problem = _item_problem(node, line, item.source)
     if problem is None:
         return None
     message, path = problem
@@ -814,17 +815,26 @@ def _has_merge_key(collections: list[Node]) -> bool:
     return any(key.tag == merge for node in collections if node.__class__ is MappingNode for key, _ in node.value)
 
 
-def _item_problem(node: Node, line: int = 0) -> tuple[str, str | None] | None:
+def _may_merge(text: str | None) -> bool:
+    """Whether a node composed from ``text`` may hold a merge key: one is written ``<<``, or tagged
+    ``merge`` (``!!merge``, ``!<tag:yaml.org,2002:merge>``), or through ``%`` (an escape in a tag,
+    a directive's handle)."""
+    return text is None or "<<" in text or "merge" in text or "%" in text
+
+
+def _item_problem(node: Node, line: int = 0, text: str | None = None) -> tuple[str, str | None] | None:
     """What makes an item unusable (it is still passed through), with the field at fault.
-    ``line`` is where the item's text starts in the whole input."""
+    ``line`` is where the item's text starts in the whole input; ``text``, when known, is the
+    text ``node`` was composed from."""
     if not isinstance(node, MappingNode):
         return f"is not a mapping (line {node.start_mark.line + line + 1}); it is passed through unchanged", None
     collections = textedit.collections_of(node)
-    try:
-        yn.check_duplicate_keys(node, collections)
-    except yn.DuplicateKeyError as err:
-        return f"duplicate mapping key {err.key!r} (line {err.line + line})", err.path
-    if is_policy_input(node) and (collections is None or _has_merge_key(collections)):
+    if textedit.may_repeat_a_key(node):
+        try:
+            yn.check_duplicate_keys(node, collections)
+        except yn.DuplicateKeyError as err:
+            return f"duplicate mapping key {err.key!r} (line {err.line + line})", err.path
+    if is_policy_input(node) and (collections is None or (_may_merge(text) and _has_merge_key(collections))):
         found = merge_problem(node)
         if found is not None:
             return found

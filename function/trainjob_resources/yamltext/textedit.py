@@ -33,6 +33,7 @@ from . import yamlnodes as yn
 _READ = "_read_children"  # on a collection: its children as read
 _ORIGIN = "_copied_from"  # on a copy a Draft made: the node it copies
 _ALL = "_read_collections"  # on a root: every collection below it (itself excluded), as read
+_REPEATS = "_may_repeat_a_key"  # on a root: whether some mapping of it, as read, repeats a key's text
 
 
 class _Unsupported(Exception):
@@ -40,8 +41,10 @@ class _Unsupported(Exception):
 
 
 def remember(root: Node) -> None:
-    """Record the children of every collection below ``root`` as read."""
+    """Record the children of every collection below ``root`` as read, and whether a mapping among
+    them may repeat a key (``may_repeat_a_key``): the walk is made anyway."""
     collections: list[CollectionNode] = []
+    repeats = False
     stack = [root]
     while stack:
         node = stack.pop()
@@ -51,6 +54,11 @@ def remember(root: Node) -> None:
         setattr(node, _READ, list(children))
         collections.append(node)
         if node.__class__ is MappingNode:
+            if not repeats and len(children) > 1:
+                try:
+                    repeats = len({k.value for k, _ in children}) != len(children)
+                except TypeError:  # a key that is a collection: yn.check_duplicate_keys decides
+                    repeats = True
             for _, value in children:
                 if value.__class__ is not ScalarNode:
                     stack.append(value)
@@ -59,6 +67,13 @@ def remember(root: Node) -> None:
                 if value.__class__ is not ScalarNode:
                     stack.append(value)
     setattr(root, _ALL, collections[1:])  # not the root itself: a cycle would outlive the tree (gc is off)
+    setattr(root, _REPEATS, repeats)
+
+
+def may_repeat_a_key(root: Node) -> bool:
+    """False when ``remember`` found no mapping with two keys of the same text; True when it found
+    one, or did not see ``root``."""
+    return bool(getattr(root, _REPEATS, True))
 
 
 def collections_of(root: Node) -> list[Node] | None:

@@ -493,7 +493,7 @@ def get(node: Node | None, key: str) -> Node | None:
     if not isinstance(node, MappingNode):
         return None
     for k, v in node.value:
-        if isinstance(k, ScalarNode) and k.value == key:
+        if k.value == key and isinstance(k, ScalarNode):  # a collection's value is a list: never equal
             found: Node = v
             return found
     return None
@@ -519,7 +519,7 @@ def is_null(node: Node | None) -> bool:
 def set_key(node: MappingNode, key: str, value: Node) -> None:
     """Replace ``key``'s value in place, or append the key."""
     for i, (k, _) in enumerate(node.value):
-        if isinstance(k, ScalarNode) and k.value == key:
+        if k.value == key and isinstance(k, ScalarNode):
             node.value[i] = (k, value)
             return
     node.value.append((ScalarNode(STR_TAG, key), value))

@@ -21,7 +21,9 @@ there they delete nothing either.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
+
+_MAPPING: Final = (dict, Mapping)  # a plain dict, what the reader gives, is found without the ABC's check
 
 Requirements = dict[str, Any]
 DIRECTIVE = "$patch"
@@ -29,7 +31,7 @@ REPLACE = "replace"
 
 
 def _replaces(value: Any) -> bool:
-    return isinstance(value, Mapping) and value.get(DIRECTIVE) == REPLACE
+    return isinstance(value, _MAPPING) and value.get(DIRECTIVE) == REPLACE
 
 
 def without_nulls(patch: Mapping[str, Any] | None) -> Requirements | None:
@@ -40,7 +42,7 @@ def without_nulls(patch: Mapping[str, Any] | None) -> Requirements | None:
     for key, value in patch.items():
         if value is None:
             continue
-        out[key] = {k: v for k, v in value.items() if v is not None} if isinstance(value, Mapping) else _copy(value)
+        out[key] = {k: v for k, v in value.items() if v is not None} if isinstance(value, _MAPPING) else _copy(value)
     return out
 
 
@@ -53,7 +55,7 @@ def merge_requirements(
     for key, value in (patch or {}).items():
         if value is None:
             out.pop(key, None)
-        elif key in ("limits", "requests") and isinstance(value, Mapping):
+        elif key in ("limits", "requests") and isinstance(value, _MAPPING):
             merged = {} if _replaces(value) else dict(out.get(key) or {})
             for name, quantity in value.items():
                 if name == DIRECTIVE:
@@ -71,20 +73,20 @@ def merge_requirements(
 
 
 def _merge_claims(base: list[Any], patch: list[Any]) -> list[Any]:
-    merged = [dict(c) if isinstance(c, Mapping) else c for c in base]
+    merged = [dict(c) if isinstance(c, _MAPPING) else c for c in base]
     positions = {c.get("name"): i for i, c in enumerate(merged) if isinstance(c, dict)}
     for claim in patch:
-        name = claim.get("name") if isinstance(claim, Mapping) else None
+        name = claim.get("name") if isinstance(claim, _MAPPING) else None
         if name in positions:
             merged[positions[name]].update(claim)
         else:
             positions[name] = len(merged)
-            merged.append(dict(claim) if isinstance(claim, Mapping) else claim)
+            merged.append(dict(claim) if isinstance(claim, _MAPPING) else claim)
     return merged
 
 
 def _copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
+    if isinstance(value, _MAPPING):
         return {k: _copy(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_copy(v) for v in value]
@@ -97,10 +99,10 @@ def compose_patches(first: Mapping[str, Any] | None, second: Mapping[str, Any] |
     out: Requirements = {k: _copy(v) for k, v in (first or {}).items()}
     for key, value in (second or {}).items():
         earlier = out.get(key)
-        if key in ("limits", "requests") and isinstance(value, Mapping) and not _replaces(value):
+        if key in ("limits", "requests") and isinstance(value, _MAPPING) and not _replaces(value):
             if key in out and earlier is None:
                 out[key] = {DIRECTIVE: REPLACE, **value}  # deleted, then set: only the new keys remain
-            elif isinstance(earlier, Mapping):
+            elif isinstance(earlier, _MAPPING):
                 out[key] = {**earlier, **value}
             else:
                 out[key] = _copy(value)

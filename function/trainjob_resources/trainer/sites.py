@@ -15,6 +15,8 @@ from .api import JOB_CHAIN, POD_CHAIN
 from .runtime_view import ContainerList
 from .trainjob_view import ContainerPatch, TrainJob
 
+_MAPPING: Final = (dict, Mapping)  # a plain dict, what the reader gives, is found without the ABC's check
+
 RESOURCES = "resources"
 
 
@@ -82,7 +84,7 @@ def _raw(value: Any, *keys: str | int) -> Any:
         if isinstance(key, int):
             value = value[key] if isinstance(value, list) and key < len(value) else None
         else:
-            value = value.get(key) if isinstance(value, Mapping) else None
+            value = value.get(key) if isinstance(value, _MAPPING) else None
     return value
 
 

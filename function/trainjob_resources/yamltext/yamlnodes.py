@@ -375,6 +375,20 @@ def _value(node: Node, constructor: _Constructor, memo: dict[int, Any]) -> Any:
     if isinstance(node, MappingNode):
         mapping: dict[Any, Any] = {}
         memo[id(node)] = mapping
+        # Most mappings have plain string keys only: their values go straight in. At any other key
+        # (a merge key among them) the mapping is built again below, merges first.
+        for key, value in node.value:
+            if key.__class__ is not ScalarNode or key.tag != STR_TAG:
+                mapping.clear()
+                break
+            if key.value not in mapping:  # a repeated key (an error of its own) reads as ``get`` reads it: the first
+                mapping[key.value] = (
+                    value.value
+                    if value.__class__ is ScalarNode and value.tag == STR_TAG
+                    else _value(value, constructor, memo)
+                )
+        else:
+            return mapping
         own: dict[Any, Any] = {}
         for key, value in node.value:
             # Most keys and values are plain strings: read those without a call.

@@ -423,8 +423,10 @@ def _merged(node: Node, constructor: _Constructor, memo: dict[int, Any]) -> dict
     if not sources or not all(isinstance(s, MappingNode) for s in sources):
         return None
     out: dict[Any, Any] = {}
-    for source in reversed(sources):
-        out.update(_value(source, constructor, memo))
+    for source in sources:  # in PyYAML's order: the first mapping's keys, then what each next one adds
+        for key, value in _value(source, constructor, memo).items():
+            if key not in out:
+                out[key] = value
     return out
 
 

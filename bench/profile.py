@@ -398,6 +398,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-cprofile", action="store_true", help="skip the cProfile listings")
     parser.add_argument("--repeat", type=int, help="runs per figure, the fastest kept (default: 3, 1 above N=500)")
     args = parser.parse_args(argv)
+    # As bench/run.py: the start-up figures are an installed package's, with its bytecode (under
+    # PYTHONDONTWRITEBYTECODE a checkout would compile every module in every interpreter measured).
+    subprocess.run([str(PYTHON), "-m", "compileall", "-q", str(ROOT / "function" / "trainjob_resources")], check=True)
     startup_profile()
     import_profile(args.top)
     for n in args.n:

@@ -803,7 +803,10 @@ def _materialize(
         removed = [r for r in removed if not any(r.container == s.name and r.job == s.job for s in trainer_sites)]
     if request is not None:
         _, scope, derived_name = request.identity
-        point_at(Item(work), kind, scope, derived_name, raw["spec"]["runtimeRef"], removed)
+        target = Item(work)  # edits of its own: the TrainJob's item stays as read if it fails after all
+        if work is item.node:
+            target.read_like(item)
+        point_at(target, kind, scope, derived_name, raw["spec"]["runtimeRef"], removed)
         outcome.derive = request
         where = f"{scope}/" if scope else ""
         outcome.changes.insert(0, f"runtime {entry.display} materialized as {kind} {where}{derived_name}")

@@ -148,9 +148,10 @@ def test_the_broken_trainjob_is_reported_before_a_bad_function_config(
     assert "invalid YAML" in stderr, stderr
 
 
-def _no_children_left() -> bool:
+def _reaped(pid: int) -> bool:
+    """Whether the child ``pid`` is gone and was waited for (by the function, not here)."""
     try:
-        os.waitpid(-1, os.WNOHANG)
+        os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:
         return True
     return False
@@ -174,7 +175,7 @@ def test_a_broken_trainjob_in_a_forked_bundle(
     assert code == 1
     assert "invalid YAML" in stderr, stderr
     assert forks and forks[0] is not None, "the first try forked"
-    assert _no_children_left(), "the fork was reaped"
+    assert all(_reaped(pid) for pid, _ in forks), "every fork was reaped"
 
 
 def test_an_intact_bundle_reads_by_items(small: bytes, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-_MAPPING: Final = (dict, Mapping)  # a plain dict, what the reader gives, is found without the ABC's check
+# For isinstance: a plain dict, what the reader gives, is found without the Mapping ABC's check.
+MAPPINGS: Final = (dict, Mapping)
 
 Requirements = dict[str, Any]
 DIRECTIVE = "$patch"
@@ -31,7 +32,7 @@ REPLACE = "replace"
 
 
 def _replaces(value: Any) -> bool:
-    return isinstance(value, _MAPPING) and value.get(DIRECTIVE) == REPLACE
+    return isinstance(value, MAPPINGS) and value.get(DIRECTIVE) == REPLACE
 
 
 def without_nulls(patch: Mapping[str, Any] | None) -> Requirements | None:
@@ -42,7 +43,7 @@ def without_nulls(patch: Mapping[str, Any] | None) -> Requirements | None:
     for key, value in patch.items():
         if value is None:
             continue
-        out[key] = {k: v for k, v in value.items() if v is not None} if isinstance(value, _MAPPING) else _copy(value)
+        out[key] = {k: v for k, v in value.items() if v is not None} if isinstance(value, MAPPINGS) else _copy(value)
     return out
 
 
@@ -55,7 +56,7 @@ def merge_requirements(
     for key, value in (patch or {}).items():
         if value is None:
             out.pop(key, None)
-        elif key in ("limits", "requests") and isinstance(value, _MAPPING):
+        elif key in ("limits", "requests") and isinstance(value, MAPPINGS):
             merged = {} if _replaces(value) else dict(out.get(key) or {})
             for name, quantity in value.items():
                 if name == DIRECTIVE:
@@ -73,20 +74,20 @@ def merge_requirements(
 
 
 def _merge_claims(base: list[Any], patch: list[Any]) -> list[Any]:
-    merged = [dict(c) if isinstance(c, _MAPPING) else c for c in base]
+    merged = [dict(c) if isinstance(c, MAPPINGS) else c for c in base]
     positions = {c.get("name"): i for i, c in enumerate(merged) if isinstance(c, dict)}
     for claim in patch:
-        name = claim.get("name") if isinstance(claim, _MAPPING) else None
+        name = claim.get("name") if isinstance(claim, MAPPINGS) else None
         if name in positions:
             merged[positions[name]].update(claim)
         else:
             positions[name] = len(merged)
-            merged.append(dict(claim) if isinstance(claim, _MAPPING) else claim)
+            merged.append(dict(claim) if isinstance(claim, MAPPINGS) else claim)
     return merged
 
 
 def _copy(value: Any) -> Any:
-    if isinstance(value, _MAPPING):
+    if isinstance(value, MAPPINGS):
         return {k: _copy(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_copy(v) for v in value]
@@ -99,10 +100,10 @@ def compose_patches(first: Mapping[str, Any] | None, second: Mapping[str, Any] |
     out: Requirements = {k: _copy(v) for k, v in (first or {}).items()}
     for key, value in (second or {}).items():
         earlier = out.get(key)
-        if key in ("limits", "requests") and isinstance(value, _MAPPING) and not _replaces(value):
+        if key in ("limits", "requests") and isinstance(value, MAPPINGS) and not _replaces(value):
             if key in out and earlier is None:
                 out[key] = {DIRECTIVE: REPLACE, **value}  # deleted, then set: only the new keys remain
-            elif isinstance(earlier, _MAPPING):
+            elif isinstance(earlier, MAPPINGS):
                 out[key] = {**earlier, **value}
             else:
                 out[key] = _copy(value)

@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Any
 
-from ..kube.merge import DIRECTIVE, REPLACE
+from ..kube.merge import DIRECTIVE, MAPPINGS, REPLACE
 from ..values import fieldpath
 from ..values.violations import Violation
 from .api import JOB_CHAIN, POD_CHAIN
-
-_MAPPING: Final = (dict, Mapping)  # a plain dict, what the reader gives, is found without the ABC's check
 
 _RFC1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _POD_LISTS: tuple[tuple[str, int, str | None], ...] = (
@@ -79,7 +77,7 @@ def crd_violations(trainjob: Mapping[str, Any], mode: str = "materialize", direc
             job_path = fieldpath.index(jobs_path, j)
             out += _length(job.get("name"), f"{job_path}.name", 253, 1)
             pod = _get(job, *POD_CHAIN)
-            if isinstance(pod, _MAPPING):
+            if isinstance(pod, MAPPINGS):
                 out += _pod(pod, ".".join([job_path, *POD_CHAIN]))
         if directives:
             out += _directives(patch, path, mode)
@@ -128,12 +126,12 @@ def _spec_fields(spec: Mapping[str, Any]) -> list[Violation]:
 def _initializer(initializer: Any) -> list[Violation]:
     """``DatasetInitializer`` and ``ModelInitializer``: ``storageUri`` empty or ``scheme://...`` (CEL),
     at most 2048 characters; at most 128 ``env``, unique by name."""
-    if not isinstance(initializer, _MAPPING):
+    if not isinstance(initializer, MAPPINGS):
         return []
     out: list[Violation] = []
     for key in ("dataset", "model"):
         one = initializer.get(key)
-        if not isinstance(one, _MAPPING):
+        if not isinstance(one, MAPPINGS):
             continue
         path = f"spec.initializer.{key}"
         uri = one.get("storageUri")
@@ -172,7 +170,7 @@ def _pod(pod: Mapping[str, Any], path: str) -> list[Violation]:
 
 
 def _trainer(trainer: Any) -> list[Violation]:
-    if not isinstance(trainer, _MAPPING):
+    if not isinstance(trainer, MAPPINGS):
         return []
     path = "spec.trainer"
     out = _length(trainer.get("image"), f"{path}.image", 500)
@@ -201,11 +199,11 @@ def _numeric_quantities(per_node: Any) -> list[Violation]:
     seen on the control plane (tests/test_cluster_admission.py). The function never changes the type
     of what a user wrote, so it says so."""
     out: list[Violation] = []
-    if not isinstance(per_node, _MAPPING):
+    if not isinstance(per_node, MAPPINGS):
         return out
     for section in ("limits", "requests"):
         values = per_node.get(section)
-        for name, value in values.items() if isinstance(values, _MAPPING) else ():
+        for name, value in values.items() if isinstance(values, MAPPINGS) else ():
             if isinstance(value, int | float) and not isinstance(value, bool):
                 out.append(
                     Violation(
@@ -255,7 +253,7 @@ def _directive_keys(value: Any, path: str) -> Iterator[tuple[str, str, Any]]:
     """(path of the map, key, value) of every map key that starts with ``$``."""
     if not _has_directive(value):
         return
-    if isinstance(value, _MAPPING):
+    if isinstance(value, MAPPINGS):
         for key, child in value.items():
             if isinstance(key, str) and key.startswith("$"):
                 yield path, key, child
@@ -276,7 +274,7 @@ def _directive(at: str, key: str, why: str) -> Violation:
 
 def _get(value: Any, *keys: str) -> Any:
     for key in keys:
-        value = value.get(key) if isinstance(value, _MAPPING) else None
+        value = value.get(key) if isinstance(value, MAPPINGS) else None
     return value
 
 
@@ -316,7 +314,7 @@ def _unique(entries: Any, path: str, key: str) -> list[Violation]:
     out: list[Violation] = []
     seen: dict[Any, int] = {}
     for i, entry in enumerate(entries if isinstance(entries, list) else []):
-        value = entry.get(key) if isinstance(entry, _MAPPING) else None
+        value = entry.get(key) if isinstance(entry, MAPPINGS) else None
         if value is None:
             continue
         try:

@@ -16,13 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from ..kube.merge import DIRECTIVE, REPLACE, merge_requirements, without_nulls
+from ..kube.merge import DIRECTIVE, MAPPINGS, REPLACE, merge_requirements, without_nulls
 from ..values.records import MutableRecord, Record
 from .runtime_view import ContainerInfo, ContainerList, JobInfo
 from .sites import ContainerSite
 from .topology import Topology
-
-_MAPPING: Final = (dict, Mapping)  # a plain dict, what the reader gives, is found without the ABC's check
 
 RUNTIME_SOURCE = "runtime"
 PER_NODE_SOURCE = "resourcesPerNode"
@@ -60,11 +58,11 @@ class Effective(MutableRecord):
         self.patched_by.append(source)
         for section in ("limits", "requests"):
             values = (patch or {}).get(section) if patch else None
-            replaced = isinstance(values, _MAPPING) and values.get(DIRECTIVE) == REPLACE
+            replaced = isinstance(values, MAPPINGS) and values.get(DIRECTIVE) == REPLACE
             if patch is not None and section in patch and (values is None or replaced):
                 for key in [k for k in self.sources if k[0] == section]:
                     del self.sources[key]
-            for name, quantity in (values or {}).items() if isinstance(values, _MAPPING) else ():
+            for name, quantity in (values or {}).items() if isinstance(values, MAPPINGS) else ():
                 if name == DIRECTIVE:
                     continue
                 if quantity is None:
@@ -80,7 +78,7 @@ def start(container: ContainerInfo) -> Effective:
     effective = Effective(container, merge_requirements(None, container.resources))
     for section in ("limits", "requests"):
         values = container.resources.get(section)
-        for name in values if isinstance(values, _MAPPING) else ():
+        for name in values if isinstance(values, MAPPINGS) else ():
             effective.sources[(section, name)] = Source(RUNTIME_SOURCE, None)
     return effective
 
@@ -118,7 +116,7 @@ def effective_resources(
                     # newRuntimeInfo then keeps only limits and requests: the claims are gone.
                     claims = effective.requirements.pop("claims", None)
                     effective.dropped_claims = [
-                        str(c.get("name")) for c in claims or [] if isinstance(c, _MAPPING) and c.get("name")
+                        str(c.get("name")) for c in claims or [] if isinstance(c, MAPPINGS) and c.get("name")
                     ]
                     out[key] = effective
     return out

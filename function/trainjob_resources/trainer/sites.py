@@ -9,13 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from ..kube.merge import MAPPINGS
 from ..values import fieldpath
 from ..values.records import Record
 from .api import JOB_CHAIN, POD_CHAIN
 from .runtime_view import ContainerList
 from .trainjob_view import ContainerPatch, TrainJob
-
-_MAPPING: Final = (dict, Mapping)  # a plain dict, what the reader gives, is found without the ABC's check
 
 RESOURCES = "resources"
 
@@ -84,7 +83,7 @@ def _raw(value: Any, *keys: str | int) -> Any:
         if isinstance(key, int):
             value = value[key] if isinstance(value, list) and key < len(value) else None
         else:
-            value = value.get(key) if isinstance(value, _MAPPING) else None
+            value = value.get(key) if isinstance(value, MAPPINGS) else None
     return value
 
 

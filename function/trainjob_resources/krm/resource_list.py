@@ -218,7 +218,7 @@ class Item:
         turns out not to parse on its own raises NotSplittable (read the whole input again)."""
         if self._node is None:
             assert self.source is not None
-            self._node = _compose_item(self.source, self.line, self.dash, lazy=not self.checked)
+            self._node, self._value = _compose_item(self.source, self.line, self.dash, lazy=not self.checked)
         return self._node
 
     @node.setter
@@ -605,9 +605,10 @@ def _document_of(source: str, dash: int) -> str:
     return source[:dash] + " " + source[dash + 1 :]
 
 
-def _compose_item(source: str, line: int, dash: int, lazy: bool = False) -> Node:
-    """``lazy``: the text was never parsed before (a TrainJob read lazily), so it may not be YAML
-    on its own, and then the whole document is read instead (NotSplittable)."""
+def _compose_item(source: str, line: int, dash: int, lazy: bool = False) -> tuple[Node, Any]:
+    """The item's tree and its plain value (``Item.value``), read in one walk after composing.
+    ``lazy``: the text was never parsed before (a TrainJob read lazily), so it may not be YAML on
+    its own, and then the whole document is read instead (NotSplittable)."""
     document = _document_of(source, dash)
     try:
         node = yn.compose(document)
@@ -619,8 +620,7 @@ def _compose_item(source: str, line: int, dash: int, lazy: bool = False) -> Node
         raise yn.YamlInputError(str(err).rsplit(" (line", 1)[0], err.line + line, err.column) from None
     if node is None:
         raise NotSplittable
-    textedit.remember(node)
-    return node
+    return node, textedit.remember_value(node, document)
 
 
 def write(resource_list: ResourceList) -> bytes:

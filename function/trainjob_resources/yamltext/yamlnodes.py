@@ -98,6 +98,7 @@ class _Constructor(yaml.constructor.SafeConstructor):
 
 
 _Constructor.add_constructor(_TIMESTAMP_TAG, _Constructor.construct_yaml_str)  # type: ignore[type-var]
+_SCALAR_CONSTRUCTOR = _Constructor()  # its scalar methods keep no state
 
 
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
@@ -347,6 +348,11 @@ def to_python(node: Node) -> Any:
     mappings and sequences give a dict and a list; a key that is not a scalar gives its YAML text.
     """
     return _value(node, _Constructor(), {})
+
+
+def scalar_value(node: ScalarNode) -> Any:
+    """The plain Python value of one scalar, as ``to_python`` gives it."""
+    return _value(node, _SCALAR_CONSTRUCTOR, {})
 
 
 _SCALAR_TAGS = {

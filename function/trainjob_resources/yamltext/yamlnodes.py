@@ -180,7 +180,9 @@ def compose(text: str) -> Node | None:
     try:
         encoded = text.encode()
         flow_depth = _flow_depth_bound(encoded)
-        if _node_bound(encoded) > MAX_NODES or _block_depth_bound(text, MAX_DEPTH - flow_depth):
+        # No byte is more than one indicator: a text this short is under the node bound unread.
+        many = 4 * len(encoded) + 1 > MAX_NODES and _node_bound(encoded) > MAX_NODES
+        if many or _block_depth_bound(text, MAX_DEPTH - flow_depth):
             _exact_bounds(text)
         del encoded
         loader = _Composer(text)

@@ -690,7 +690,8 @@ def _flat_strings(row: dict[str, Any]) -> list[str] | None:
             if isinstance(child, dict) and child:
                 stack.append(child)
             elif isinstance(child, str) and (
-                (child.isascii() and child.isprintable()) or not _LINE_BREAKS.search(child)
+                # ASCII text has only two of the line breaks, and ``in`` finds them faster than a regex
+                ("\n" not in child and "\r" not in child) if child.isascii() else not _LINE_BREAKS.search(child)
             ):
                 found.append(child)
             elif type(child) is not int:

@@ -157,6 +157,47 @@ def test_policy_findings_point_at_each_trainjob_s_own_patch() -> None:
     assert render(data) == render_afresh(data)
 
 
+def namespace_object(kind: str, name: str, spec: str) -> str:
+    """An object of namespace team-a, as an item (``spec``: the lines of its spec)."""
+    return f"- apiVersion: v1\n  kind: {kind}\n  metadata: {{name: {name}, namespace: team-a}}\n  spec:\n{spec}"
+
+
+LIMIT_RANGE = namespace_object("LimitRange", "caps", "    limits:\n    - type: Container\n      max: {memory: 48Gi}\n")
+
+
+def test_policy_findings_name_each_trainjob_s_own_manager() -> None:
+    """The same patch from two managers: each finding names the TrainJob's own (a memo key without
+    the managers once named the first TrainJob's for both)."""
+    first, second = trainjob_value("first"), with_manager(trainjob_value("second"), "other.example.com/x")
+    data = bundle(RUNTIME, trainjob_yaml(first), trainjob_yaml(second), LIMIT_RANGE)
+    found = results_by_name(data)
+    named = {name: {m.rsplit("from patch ", 1)[-1] for s, _, m in found[name] if s == "error"} for name in found}
+    assert named == {"first": {"user.example.com/tuner)"}, "second": {"other.example.com/x)"}}
+    assert render(data) == render_afresh(data)
+
+
+QUOTA = namespace_object("ResourceQuota", "compute", '    hard: {pods: "3"}\n')
+
+
+def test_trainjobs_that_differ_in_num_nodes_alone_are_totalled_each_on_its_own() -> None:
+    """The pods' parts are shared across numNodes; the counts, totals and quota findings are not."""
+    values: list[dict[str, Any]] = []
+    for nodes in (1, 2, 4, 2, 1):
+        value = trainjob_value(f"n{nodes}-{len(values)}", memory="40Gi")
+        value["spec"]["trainer"] = {"numNodes": nodes}
+        values.append(value)
+    data = bundle(RUNTIME, *(trainjob_yaml(v) for v in values), QUOTA)
+    found = results_by_name(data)
+    summaries = {
+        name: [m for s, _, m in rows if s == "info" and m.startswith("requests per")] for name, rows in found.items()
+    }
+    assert len({tuple(summaries[f"n{n}-{i}"]) for i, n in enumerate((1, 2, 4, 2, 1))}) == 3
+    assert summaries["n2-1"] == summaries["n2-3"]
+    assert [r for r in found["n1-0"] if r[0] == "error"] == []
+    assert any(s == "error" and "ResourceQuota team-a/compute" in m for s, _, m in found["n4-2"])
+    assert render(data) == render_afresh(data)
+
+
 def test_a_reused_clean_case_renders_as_computing_it_afresh() -> None:
     values = [
         trainjob_value("a"),

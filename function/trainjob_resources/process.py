@@ -12,6 +12,7 @@ from typing import Any, Final
 from yaml.nodes import MappingNode, Node
 
 from .checks.bundle import Bundle, Identity, Resolution, RuntimeEntry, identity_of, index, resolve
+from .checks.explain import PodParts
 from .checks.materialize import (
     Derived,
     canonical_patch,
@@ -498,6 +499,7 @@ class Memo:
         "managers",
         "names",
         "plans",
+        "pod_parts",
         "quiet",
         "spellings",
         "validated",
@@ -515,7 +517,8 @@ class Memo:
         self.checked: dict[str, list[Violation]] = {}
         self.names: dict[tuple[int, str, str, str], str] = {}
         self.dumped: dict[int, tuple[str, dict[str, Any]]] = {}
-        self.evaluated: dict[tuple[int, str, Topology, str], list[Violation]] = {}
+        self.evaluated: dict[tuple[int, str, Topology, tuple[str, ...], int | None, str], list[Violation]] = {}
+        self.pod_parts: dict[Any, PodParts] = {}
 
     def validate(
         self,
@@ -593,8 +596,10 @@ class Memo:
         topo: Topology,
     ) -> list[Violation]:
         """Policy and the resource summary read only the namespace, the runtime, ``trainer.numNodes``,
-        ``trainer.resourcesPerNode``, the patches' resources (where they are and what they say) and
-        the topology (labels, trainer containers, container order)."""
+        ``trainer.resourcesPerNode``, the patches' resources (where they are, what they say, and
+        which manager's patch they are from: findings name it) and the topology (labels, trainer
+        containers, container order). How many pods there are is the last step: TrainJobs that
+        differ in ``numNodes`` alone share the pods' parts (``explain.PodParts``)."""
         trainer = trainjob.spec.trainer
         policed = bundle.namespace_policy("LimitRange", namespace) or bundle.namespace_policy(
             "ResourceQuota", namespace
@@ -614,12 +619,17 @@ class Memo:
             return quiet
         patched = [(s.resources_path, s.key, s.resources) for s in sites if s.resources is not None]
         try:
-            key = (id(entry), where, topo, dump([num_nodes, per_node, patched]))
+            written = dump([per_node, patched])
         except (TypeError, ValueError):  # keys JSON cannot sort: compute, do not remember
             return evaluate(trainjob, namespace, entry, sites, bundle, config)
+        # Findings name the patch (its manager) each value is from.
+        managers = tuple(p.manager for p in trainjob.spec.runtime_patches or [])
+        key = (id(entry), where, topo, managers, num_nodes, written)
         found = self.evaluated.get(key)
         if found is None:
-            found = self.evaluated[key] = evaluate(trainjob, namespace, entry, sites, bundle, config)
+            # The pods themselves, but for how many, read what the key reads less numNodes.
+            reuse = (self.pod_parts, (id(entry), where, topo, managers, written))
+            found = self.evaluated[key] = evaluate(trainjob, namespace, entry, sites, bundle, config, reuse)
             if all(v.severity == "info" and not v.path for v in found):
                 self.quiet[shape] = found
         return found

@@ -190,22 +190,41 @@ class TrainJobView(MutableRecord):
         return frozenset(name for job in self.jobs if job.pods for name in job.unbounded)
 
 
-def explain_trainjob(
+# A replicated job: the runtime's job, its info, its containers, its pod, the pod's requests and limits.
+_JobParts = tuple[Any, JobInfo, list[ContainerView], PodResources, ResourceList, ResourceList]
+
+
+class PodParts(Record):
+    """What a TrainJob's pods are, job by job, apart from how many there are: TrainJobs that differ
+    in ``numNodes`` alone share it (``Reuse``)."""
+
+    __slots__ = ("jobs", "problems", "topo")
+
+    def __init__(self, topo: Topology, jobs: list[_JobParts], problems: list[Violation]) -> None:
+        self.topo: Final = topo
+        self.jobs: Final = jobs
+        self.problems: Final = problems
+
+
+# Where a caller keeps PodParts between TrainJobs: its store, and the key of this TrainJob's parts
+# (what they read: the runtime, the namespace's defaults, the topology, resourcesPerNode and the
+# patches' resources, where they are and what they say).
+Reuse = tuple[dict[Any, PodParts], Any]
+
+
+def pod_parts(
     trainjob: TrainJob,
-    namespace: str,
     entry: RuntimeEntry,
     sites: Sequence[ContainerSite],
     defaults: Sequence[ContainerDefaults] = (),
     mode: str = "materialize",
-) -> TrainJobView:
-    """The pods a valid TrainJob makes, container by container (``defaults``: the namespace's LimitRanges;
-    ``mode``: which patches stay on the TrainJob, and so reorder containers, see ``topology``)."""
+) -> PodParts:
     assert entry.model is not None
     per_node = resources_per_node(trainjob)
     topo = topology(entry.model, trainjob, sites, mode)
     effective = effective_resources(entry.jobs, sites, per_node, topo, native=mode == "native")
     problems: list[Violation] = []
-    jobs: list[JobView] = []
+    jobs: list[_JobParts] = []
     for job_model in entry.model.replicated_jobs:
         info = entry.jobs.get(job_model.name)
         if info is None:
@@ -222,10 +241,31 @@ def explain_trainjob(
             limits=_pod_level(pod_fields.get("resources"), "limits", job_model.name, problems),
             overhead=_quantities(pod_fields.get("overhead"), f"replicated job {job_model.name!r} overhead", problems),
         )
-        pods = pod_count(topo, entry.model, trainjob, job_model.name)
-        jobs.append(
-            JobView(job_model.name, info.index, pods, containers, pod, pod_requests(pod), pod_limits(pod), pod_fields)
-        )
+        jobs.append((job_model, info, containers, pod, pod_requests(pod), pod_limits(pod)))
+    return PodParts(topo, jobs, problems)
+
+
+def explain_trainjob(
+    trainjob: TrainJob,
+    namespace: str,
+    entry: RuntimeEntry,
+    sites: Sequence[ContainerSite],
+    defaults: Sequence[ContainerDefaults] = (),
+    mode: str = "materialize",
+    reuse: Reuse | None = None,
+) -> TrainJobView:
+    """The pods a valid TrainJob makes, container by container (``defaults``: the namespace's LimitRanges;
+    ``mode``: which patches stay on the TrainJob, and so reorder containers, see ``topology``)."""
+    assert entry.model is not None
+    parts = reuse[0].get(reuse[1]) if reuse is not None else None
+    if parts is None:
+        parts = pod_parts(trainjob, entry, sites, defaults, mode)
+        if reuse is not None:
+            reuse[0][reuse[1]] = parts
+    jobs: list[JobView] = []
+    for job_model, info, containers, pod, requests, limits in parts.jobs:
+        pods = pod_count(parts.topo, entry.model, trainjob, job_model.name)
+        jobs.append(JobView(job_model.name, info.index, pods, containers, pod, requests, limits, job_model.pod_spec))
     total_requests: ResourceList = {}
     total_limits: ResourceList = {}
     for job in jobs:
@@ -239,7 +279,7 @@ def explain_trainjob(
         jobs,
         total_requests,
         total_limits,
-        problems,
+        list(parts.problems),
     )
 
 

@@ -42,6 +42,7 @@ from .explain import (
     ContainerDefaults,
     ContainerView,
     JobView,
+    Reuse,
     TrainJobView,
     explain_trainjob,
     summary,
@@ -139,10 +140,12 @@ def evaluate(
     sites: list[ContainerSite],
     bundle: Bundle,
     config: Options,
+    reuse: Reuse | None = None,
 ) -> list[Violation]:
-    """Violations (errors, warnings) and the per-TrainJob resource summary (info)."""
+    """Violations (errors, warnings) and the per-TrainJob resource summary (info); ``reuse``: see
+    ``explain_trainjob``."""
     try:
-        assessment = assess(trainjob, namespace, entry, sites, bundle, config)
+        assessment = assess(trainjob, namespace, entry, sites, bundle, config, reuse)
     except QuantityError as err:
         if policy_set(config, bundle, namespace):
             # A check that cannot run is a check that did not pass: fail closed.
@@ -180,6 +183,7 @@ def assess(
     sites: list[ContainerSite],
     bundle: Bundle,
     config: Options,
+    reuse: Reuse | None = None,
 ) -> Assessment:
     """The TrainJob's pods (as ``explain`` shows them) and every policy finding about them."""
     violations: list[Violation] = []
@@ -191,7 +195,7 @@ def assess(
         for item in bundle.namespace_policy(RESOURCE_QUOTA, namespace):
             _read(item, read_quota, quotas, violations)
     defaults = [lr.container_defaults() for lr in limit_ranges]
-    view = explain_trainjob(trainjob, namespace, entry, sites, defaults, config.mode)
+    view = explain_trainjob(trainjob, namespace, entry, sites, defaults, config.mode, reuse)
     violations += view.problems
     if config.namespace_policy != "off":
         found = limit_range_violations(view, limit_ranges) + quota_violations(view, quotas, trainjob)

@@ -182,7 +182,9 @@ def plan(real_dir: str, label: str, root: Root, reader: Reader) -> Plan:
     """Reads the kustomization in ``real_dir`` and every one it builds on; RenderError on the first
     thing ``render`` will not build (errors about links are in ``reader.errors``)."""
     result = Plan(root, real_dir, label)
-    _Walker(result, reader).walk(real_dir, label, plugins=False, depth=0)
+    walker = _Walker(result, reader)
+    walker.walk(real_dir, label, plugins=False, depth=0)
+    walker.count_generator_reads()
     return result
 
 
@@ -190,6 +192,7 @@ class _Walker:
     def __init__(self, plan: Plan, reader: Reader) -> None:
         self.plan = plan
         self.reader = reader
+        self.generator_reads: dict[str, list[tuple[str, str]]] = {}  # real path -> (where, entry) per naming
 
     def walk(self, real_dir: str, label: str, plugins: bool, depth: int) -> None:
         from yaml.nodes import MappingNode
@@ -233,11 +236,15 @@ class _Walker:
             found = self.reference(kustomization, where, entry)
             if not found[1]:
                 self.plan.patch_files.add(found[0])
+        for where, entry in _generator_files(node, file_label):
+            self.generator_file(real_dir, where, entry)
         for key in PLUGIN_FIELDS:
             for index, entry in _entries(node, key):
                 where = f"{file_label}: {key}[{index}]"
                 inline = _inline(entry)
                 if inline is not None:
+                    for named, path in _generator_files(inline, where, plugin=True):
+                        self.generator_file(real_dir, named, path)
                     if self.classify(inline, where, where):
                         kustomization.drop.setdefault(key, set()).add(index)
                     continue
@@ -247,6 +254,9 @@ class _Walker:
                     continue
                 entry_label = os.path.join(label, entry)
                 docs = _parse_all(self.reader, found[0], entry_label)
+                for doc in docs:
+                    for named, path in _generator_files(doc, f"{where} ({shown(entry)})", plugin=True):
+                        self.generator_file(real_dir, named, path)
                 ours = [self.classify(doc, f"{where} ({shown(entry)})", entry_label) for doc in docs]
                 if any(ours) and not all(ours):
                     raise RenderError(
@@ -255,6 +265,26 @@ class _Walker:
                     )
                 if ours and all(ours):
                     kustomization.drop.setdefault(key, set()).add(index)
+
+    def generator_file(self, real_dir: str, where: str, entry: str) -> None:
+        path = os.path.join(real_dir, entry)
+        real = os.path.realpath(path)
+        if not os.path.isfile(real) or not self.plan.root.contains(real):
+            return  # kustomize reports a missing file or a folder, the copy a link that leads out
+        self.generator_reads.setdefault(real, []).append((where, entry))
+
+    def count_generator_reads(self) -> None:
+        """kustomize reads a generator's file once for each generator that names it (and holds what it
+        read: a 20 MB file named by 300 generators is 6 GB to it), while the copy reads it once: the
+        input limit counts every read, and refuses before kustomize runs."""
+        for real, named in self.generator_reads.items():
+            if len(named) > 1:
+                (where, entry), (first, _) = named[-1], named[0]
+                label = (
+                    f"{where} ({entry}, named {len(named)} times by generators, first at {first}; kustomize "
+                    "reads it each time, the copy once: these are the other reads)"
+                )
+                self.reader.budget.take_bytes(os.stat(real).st_size * (len(named) - 1), label)
 
     def reference(self, kustomization: Kustomization, where: str, entry: str) -> tuple[str, bool]:
         """The real path an entry names and whether it is a folder; only local paths inside the root."""
@@ -405,6 +435,44 @@ def _relabel_kustomization(node: MappingNode) -> None:
 def is_remote(entry: str) -> bool:
     """Whether kustomize's loader fetches or clones ``entry`` rather than reading a local path."""
     return bool(_REMOTE.match(entry.lstrip()))
+
+
+GENERATOR_FIELDS = ("configMapGenerator", "secretGenerator")
+_GENERATOR_KINDS = frozenset({"ConfigMapGenerator", "SecretGenerator"})
+
+
+def _generator_files(node: Node, label: str, plugin: bool = False) -> Iterator[tuple[str, str]]:
+    """The files a kustomization's generators (or, with ``plugin``, a builtin generator's config) load:
+    ``files`` (``key=path`` or ``path``), ``envs`` and ``env``, their names matched as kustomize's Go
+    decoder matches them (case-insensitively)."""
+    from yaml.nodes import MappingNode as Mapping
+    from yaml.nodes import ScalarNode, SequenceNode
+
+    from ..yamltext import yamlnodes as yn
+
+    if not isinstance(node, Mapping):
+        return
+    if plugin:
+        kind, api_version = yn.scalar(yn.get(node, "kind")), yn.scalar(yn.get(node, "apiVersion"))
+        generators = [(label, node)] if api_version == "builtin" and kind in _GENERATOR_KINDS else []
+    else:
+        generators = []
+        for key in GENERATOR_FIELDS:
+            value = yn.get(node, key)
+            for index, entry in enumerate(value.value if isinstance(value, SequenceNode) else []):
+                generators.append((f"{label}: {key}[{index}]", entry))
+    for where, generator in generators:
+        if not isinstance(generator, Mapping):
+            continue
+        for key, value in generator.value:
+            name = str(yn.scalar(key)).lower()
+            if name == "env" and isinstance(value, ScalarNode) and value.value:
+                yield f"{where}.{yn.scalar(key)}", value.value
+            elif name in ("files", "envs") and isinstance(value, SequenceNode):
+                for index, entry in enumerate(value.value):
+                    if isinstance(entry, ScalarNode) and entry.value:
+                        path = entry.value.split("=", 1)[-1] if name == "files" else entry.value
+                        yield f"{where}.{yn.scalar(key)}[{index}]", path
 
 
 def _entries(node: MappingNode, key: str) -> Iterator[tuple[int, str]]:

@@ -798,7 +798,7 @@ def test_a_big_file_named_by_many_generators_is_refused_before_kustomize_reads_i
     started = time.monotonic()
     out = render(app, cpu_seconds=60)
     assert (out.code, out.stdout) == (1, ""), out
-    assert "configMapGenerator[299].files[0] (big.txt, named 300 times by generators" in out.stderr, out
+    assert "configMapGenerator[299].files[0] (big.txt, named 300 times, first at" in out.stderr, out
     assert "6270484480 bytes would take the input over 67108864 bytes" in out.stderr, out
     assert time.monotonic() - started < 10
 
@@ -818,7 +818,24 @@ def test_every_way_a_generator_names_a_file_counts_as_a_read(repo: Path) -> None
     )
     out = render(app)
     assert (out.code, out.stdout) == (1, ""), out
-    assert "(big.txt, named 4 times by generators, first at ./kustomization.yaml: configMapGenerator[0].FILES[0];" in (
+    assert "(big.txt, named 4 times, first at ./kustomization.yaml: configMapGenerator[0].FILES[0];" in (
+        out.stderr
+    ), out
+
+
+def test_a_patch_file_named_by_several_patches_counts_once_per_read(repo: Path) -> None:
+    """kustomize reads a patch's file for each entry that names it, in whichever field."""
+    app = repo / "patches"
+    write(app / "big.yaml", "x" * (22 * 1024 * 1024))
+    write(
+        app / "kustomization.yaml",
+        "patches:\n- path: big.yaml\n- path: big.yaml\n  target: {kind: ConfigMap}\n"
+        "patchesStrategicMerge:\n- big.yaml\n"
+        "patchesJson6902:\n- path: big.yaml\n  target: {version: v1, kind: ConfigMap, name: c}\n",
+    )
+    out = render(app)
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "patchesStrategicMerge[0] (big.yaml, named 4 times, first at ./kustomization.yaml: patches[0].path;" in (
         out.stderr
     ), out
 

@@ -184,7 +184,7 @@ def plan(real_dir: str, label: str, root: Root, reader: Reader) -> Plan:
     result = Plan(root, real_dir, label)
     walker = _Walker(result, reader)
     walker.walk(real_dir, label, plugins=False, depth=0)
-    walker.count_generator_reads()
+    walker.count_repeated_reads()
     return result
 
 
@@ -192,7 +192,7 @@ class _Walker:
     def __init__(self, plan: Plan, reader: Reader) -> None:
         self.plan = plan
         self.reader = reader
-        self.generator_reads: dict[str, list[tuple[str, str]]] = {}  # real path -> (where, entry) per naming
+        self.reads: dict[str, list[tuple[str, str]]] = {}  # real path -> (where, entry) per naming
 
     def walk(self, real_dir: str, label: str, plugins: bool, depth: int) -> None:
         from yaml.nodes import MappingNode
@@ -236,15 +236,16 @@ class _Walker:
             found = self.reference(kustomization, where, entry)
             if not found[1]:
                 self.plan.patch_files.add(found[0])
+                self.read_by_kustomize(real_dir, where, entry)
         for where, entry in _generator_files(node, file_label):
-            self.generator_file(real_dir, where, entry)
+            self.read_by_kustomize(real_dir, where, entry)
         for key in PLUGIN_FIELDS:
             for index, entry in _entries(node, key):
                 where = f"{file_label}: {key}[{index}]"
                 inline = _inline(entry)
                 if inline is not None:
                     for named, path in _generator_files(inline, where, plugin=True):
-                        self.generator_file(real_dir, named, path)
+                        self.read_by_kustomize(real_dir, named, path)
                     if self.classify(inline, where, where):
                         kustomization.drop.setdefault(key, set()).add(index)
                     continue
@@ -256,7 +257,7 @@ class _Walker:
                 docs = _parse_all(self.reader, found[0], entry_label)
                 for doc in docs:
                     for named, path in _generator_files(doc, f"{where} ({shown(entry)})", plugin=True):
-                        self.generator_file(real_dir, named, path)
+                        self.read_by_kustomize(real_dir, named, path)
                 ours = [self.classify(doc, f"{where} ({shown(entry)})", entry_label) for doc in docs]
                 if any(ours) and not all(ours):
                     raise RenderError(
@@ -266,23 +267,24 @@ class _Walker:
                 if ours and all(ours):
                     kustomization.drop.setdefault(key, set()).add(index)
 
-    def generator_file(self, real_dir: str, where: str, entry: str) -> None:
+    def read_by_kustomize(self, real_dir: str, where: str, entry: str) -> None:
+        """Notes a file that kustomize reads each time an entry names it (a generator's, a patch)."""
         path = os.path.join(real_dir, entry)
         real = os.path.realpath(path)
         if not os.path.isfile(real) or not self.plan.root.contains(real):
             return  # kustomize reports a missing file or a folder, the copy a link that leads out
-        self.generator_reads.setdefault(real, []).append((where, entry))
+        self.reads.setdefault(real, []).append((where, entry))
 
-    def count_generator_reads(self) -> None:
-        """kustomize reads a generator's file once for each generator that names it (and holds what it
-        read: a 20 MB file named by 300 generators is 6 GB to it), while the copy reads it once: the
-        input limit counts every read, and refuses before kustomize runs."""
-        for real, named in self.generator_reads.items():
+    def count_repeated_reads(self) -> None:
+        """kustomize reads a generator's or a patch's file once for each entry that names it (and holds
+        what it read: a 20 MB file named by 300 generators is 6 GB to it), while the copy reads it once:
+        the input limit counts every read, and refuses before kustomize runs."""
+        for real, named in self.reads.items():
             if len(named) > 1:
                 (where, entry), (first, _) = named[-1], named[0]
                 label = (
-                    f"{where} ({entry}, named {len(named)} times by generators, first at {first}; kustomize "
-                    "reads it each time, the copy once: these are the other reads)"
+                    f"{where} ({entry}, named {len(named)} times, first at {first}; kustomize reads it each "
+                    "time, the copy once: these are the other reads)"
                 )
                 self.reader.budget.take_bytes(os.stat(real).st_size * (len(named) - 1), label)
 

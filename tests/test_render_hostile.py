@@ -803,41 +803,44 @@ def test_a_big_file_named_by_many_generators_is_refused_before_kustomize_reads_i
     assert time.monotonic() - started < 10
 
 
+def refused_for_reads(app: Path, name: str, kustomization_text: str) -> str:
+    """render's error for a kustomization that names a 22 MB file ``name`` four times (three reads
+    beyond the copy's, 66 MB: refused before the copy; a reading left uncounted would name the file
+    three times, or fail later, at the copy)."""
+    write(app / name, "x" * (22 * 1024 * 1024))
+    write(app / "kustomization.yaml", kustomization_text)
+    out = render(app)
+    assert (out.code, out.stdout) == (1, ""), out
+    return out.stderr
+
+
 def test_every_way_a_generator_names_a_file_counts_as_a_read(repo: Path) -> None:
     """files (key=path), envs and env, in either generator and in a builtin generator's config, with
-    field names in any case (kustomize's Go decoder matches them so): the three reads beyond the copy's,
-    66 MB, are refused before the copy; a way left uncounted would name the file three times, or fail later."""
+    field names in any case (kustomize's Go decoder matches them so)."""
     app = repo / "generators"
-    write(app / "big.txt", "x" * (22 * 1024 * 1024))
     write(app / "gen.yaml", "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {name: p}\nenv: big.txt\n")
-    write(
-        app / "kustomization.yaml",
+    stderr = refused_for_reads(
+        app,
+        "big.txt",
         "configMapGenerator:\n- name: a\n  FILES: [k=big.txt]\n"
         "secretGenerator:\n- name: b\n  envs: [big.txt]\n- name: c\n  files: [big.txt]\n"
         "generators:\n- gen.yaml\n",
     )
-    out = render(app)
-    assert (out.code, out.stdout) == (1, ""), out
-    assert "(big.txt, named 4 times, first at ./kustomization.yaml: configMapGenerator[0].FILES[0];" in (
-        out.stderr
-    ), out
+    assert "(big.txt, named 4 times, first at ./kustomization.yaml: configMapGenerator[0].FILES[0];" in stderr
 
 
 def test_a_patch_file_named_by_several_patches_counts_once_per_read(repo: Path) -> None:
     """kustomize reads a patch's file for each entry that names it, in whichever field."""
-    app = repo / "patches"
-    write(app / "big.yaml", "x" * (22 * 1024 * 1024))
-    write(
-        app / "kustomization.yaml",
+    stderr = refused_for_reads(
+        repo / "patches",
+        "big.yaml",
         "patches:\n- path: big.yaml\n- path: big.yaml\n  target: {kind: ConfigMap}\n"
         "patchesStrategicMerge:\n- big.yaml\n"
         "patchesJson6902:\n- path: big.yaml\n  target: {version: v1, kind: ConfigMap, name: c}\n",
     )
-    out = render(app)
-    assert (out.code, out.stdout) == (1, ""), out
-    assert "patchesStrategicMerge[0] (big.yaml, named 4 times, first at ./kustomization.yaml: patches[0].path;" in (
-        out.stderr
-    ), out
+    assert (
+        "patchesStrategicMerge[0] (big.yaml, named 4 times, first at ./kustomization.yaml: patches[0].path;" in stderr
+    )
 
 
 def test_a_small_file_named_by_several_generators_builds(repo: Path) -> None:

@@ -8,6 +8,7 @@ swap), and checks the exit code, the message, and that no byte from outside the 
 
 from __future__ import annotations
 
+import base64
 import os
 import resource
 import signal
@@ -814,19 +815,39 @@ def refused_for_reads(app: Path, name: str, kustomization_text: str) -> str:
     return out.stderr
 
 
+GENERATORS_OF = (
+    "configMapGenerator:\n- name: a\n  FILES: [k={0}]\n"
+    "secretGenerator:\n- name: b\n  envs: [{0}]\n- name: c\n  ENV: {0}\n"
+    "generators:\n- gen.yaml\n"
+)
+PLUGIN_OF = "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {{name: p}}\nenvs: [{0}]\nenv: {1}\n"
+
+
 def test_every_way_a_generator_names_a_file_counts_as_a_read(repo: Path) -> None:
-    """files (key=path), envs and env, in either generator and in a builtin generator's config, with
-    field names in any case (kustomize's Go decoder matches them so)."""
+    """files (key=path), envs and env in a kustomization's generators, envs in a builtin generator's
+    config (whose env kustomize ignores: not counted), field names in any case (kustomize's Go
+    decoder matches them so)."""
     app = repo / "generators"
-    write(app / "gen.yaml", "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {name: p}\nenv: big.txt\n")
-    stderr = refused_for_reads(
-        app,
-        "big.txt",
-        "configMapGenerator:\n- name: a\n  FILES: [k=big.txt]\n"
-        "secretGenerator:\n- name: b\n  envs: [big.txt]\n- name: c\n  files: [big.txt]\n"
-        "generators:\n- gen.yaml\n",
-    )
+    write(app / "gen.yaml", PLUGIN_OF.format("big.txt", "big.txt"))
+    stderr = refused_for_reads(app, "big.txt", GENERATORS_OF.format("big.txt"))
     assert "(big.txt, named 4 times, first at ./kustomization.yaml: configMapGenerator[0].FILES[0];" in stderr
+
+
+def test_kubectl_kustomize_reads_the_file_at_every_generator_form_render_counts(kubectl: str, tmp_path: Path) -> None:
+    """Differential: what test_every_way_a_generator_names_a_file_counts_as_a_read counts, built by the
+    real kustomize: each counted entry yields data read from the file; the builtin config's env is not read."""
+    app = tmp_path / "generators"
+    write(app / "data.env", "marker=read-by-kustomize\n")
+    write(app / "other.env", "other=read-by-kustomize\n")
+    write(app / "gen.yaml", PLUGIN_OF.format("data.env", "other.env"))
+    write(app / "kustomization.yaml", GENERATORS_OF.format("data.env"))
+    built = subprocess.run([kubectl, "kustomize", str(app)], capture_output=True, text=True, timeout=60, check=True)
+    by_name = {d["metadata"]["name"].split("-")[0]: d["data"] for d in yaml.safe_load_all(built.stdout)}
+    assert sorted(by_name) == ["a", "b", "c", "p"], by_name
+    assert by_name["a"] == {"k": "marker=read-by-kustomize\n"}
+    assert {k: base64.b64decode(v) for k, v in by_name["b"].items()} == {"marker": b"read-by-kustomize"}
+    assert {k: base64.b64decode(v) for k, v in by_name["c"].items()} == {"marker": b"read-by-kustomize"}
+    assert by_name["p"] == {"marker": "read-by-kustomize"}, "the builtin config's env was read"
 
 
 def test_a_patch_file_named_by_several_patches_counts_once_per_read(repo: Path) -> None:

@@ -452,8 +452,9 @@ _GENERATOR_KINDS = frozenset({"ConfigMapGenerator", "SecretGenerator"})
 
 def _generator_files(node: Node, label: str, plugin: bool = False) -> Iterator[tuple[str, str]]:
     """The files a kustomization's generators (or, with ``plugin``, a builtin generator's config) load:
-    ``files`` (``key=path`` or ``path``), ``envs`` and ``env``, their names matched as kustomize's Go
-    decoder matches them (case-insensitively)."""
+    ``files`` (``key=path`` or ``path``), ``envs`` and, in a kustomization only, ``env`` (kubectl
+    kustomize ignores a builtin config's ``env``: tests/test_render_hostile.py builds both), their
+    names matched as kustomize's Go decoder matches them (case-insensitively)."""
     from yaml.nodes import MappingNode as Mapping
     from yaml.nodes import ScalarNode, SequenceNode
 
@@ -475,7 +476,7 @@ def _generator_files(node: Node, label: str, plugin: bool = False) -> Iterator[t
             continue
         for key, value in generator.value:
             name = str(yn.scalar(key)).lower()
-            if name == "env" and isinstance(value, ScalarNode) and value.value:
+            if name == "env" and not plugin and isinstance(value, ScalarNode) and value.value:
                 yield f"{where}.{yn.scalar(key)}", value.value
             elif name in ("files", "envs") and isinstance(value, SequenceNode):
                 for index, entry in enumerate(value.value):

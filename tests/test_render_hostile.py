@@ -864,6 +864,22 @@ def test_a_patch_file_named_by_several_patches_counts_once_per_read(repo: Path) 
     )
 
 
+def test_kubectl_kustomize_applies_a_patch_file_once_per_entry_that_names_it(kubectl: str, tmp_path: Path) -> None:
+    """Differential, for the count above: kustomize loads the patch's file for each entry (three
+    finalizers from one file named three times)."""
+    app = tmp_path / "patches"
+    write(app / "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  finalizers: []\n")
+    write(app / "p.json", '[{"op": "add", "path": "/metadata/finalizers/-", "value": "f"}]\n')
+    write(
+        app / "kustomization.yaml",
+        "resources: [cm.yaml]\npatches:\n- path: p.json\n  target: {kind: ConfigMap}\n"
+        "- path: p.json\n  target: {kind: ConfigMap}\n"
+        "patchesJson6902:\n- path: p.json\n  target: {version: v1, kind: ConfigMap, name: c}\n",
+    )
+    built = subprocess.run([kubectl, "kustomize", str(app)], capture_output=True, text=True, timeout=60, check=True)
+    assert yaml.safe_load(built.stdout)["metadata"]["finalizers"] == ["f", "f", "f"]
+
+
 def test_a_small_file_named_by_several_generators_builds(repo: Path) -> None:
     app = repo / "generators"
     write(app / "small.txt", "hello\n")

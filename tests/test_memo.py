@@ -5,66 +5,54 @@ managers and paths differ: these tests render with and without the memo and comp
 from __future__ import annotations
 
 import copy
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import given
 from trainjob_resources import process
-from trainjob_resources.checks.config import FunctionConfig
+from trainjob_resources.checks.bundle import RuntimeEntry
+from trainjob_resources.checks.context import TrainJobContext
 from trainjob_resources.checks.materialize import derived_name
-from trainjob_resources.checks.policy import evaluate
-from trainjob_resources.checks.validate import validate_effective
+from trainjob_resources.checks.plan import Plan, make_plan
+from trainjob_resources.checks.rules.framework import Read, Stage
 from trainjob_resources.krm import resource_list as krm
 from trainjob_resources.trainer.effective import ContainerKey, Effective
-from trainjob_resources.trainer.models import TrainJob
-from trainjob_resources.trainer.sites import ContainerSite
-from trainjob_resources.trainer.topology import Topology
-from trainjob_resources.values.violations import Violation
 
 from tests.hostile import RUNTIME, bundle, load, trainjob_value, trainjob_yaml
 from tests.test_properties import bundles
+
+R = TypeVar("R")
+
+
+class _Forgetful(dict[Any, Any]):
+    """A store that keeps nothing."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
 
 
 class NoMemo(process.Memo):
     """Every call computed afresh."""
 
-    def validate(
+    def __init__(self) -> None:
+        super().__init__()
+        self.pod_parts = _Forgetful()
+
+    def remember(
         self,
-        trainjob: TrainJob,
-        per_node: dict[str, Any] | None,
-        entry: process.RuntimeEntry,
-        sites: list[ContainerSite],
-        config: FunctionConfig,
-        topo: Topology,
-    ) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
-        return process._validate(trainjob, per_node, entry, sites, config, self, topo)
+        stage: Stage,
+        reads: Sequence[Read],
+        context: TrainJobContext,
+        compute: Callable[[], R],
+        subject: Any = None,
+    ) -> R:
+        return compute()
 
-    def validate_effective(self, effective: Effective) -> list[Violation]:
-        return validate_effective(effective)
+    def plan(self, context: TrainJobContext, all_effective: dict[ContainerKey, Effective]) -> Plan:
+        return make_plan(all_effective, context.sites, context.topo)
 
-    def evaluate(
-        self,
-        trainjob: TrainJob,
-        per_node: dict[str, Any] | None,
-        namespace: str,
-        entry: process.RuntimeEntry,
-        sites: list[ContainerSite],
-        bundle: process.Bundle,
-        config: FunctionConfig,
-        topo: Topology,
-    ) -> list[Violation]:
-        return evaluate(trainjob, namespace, entry, sites, bundle, config)
-
-    def plan(
-        self,
-        entry: process.RuntimeEntry,
-        all_effective: dict[ContainerKey, Effective],
-        sites: list[ContainerSite],
-        topo: Topology,
-    ) -> process.Plan:
-        return process._plan(all_effective, sites, topo)
-
-    def derived_name(self, entry: process.RuntimeEntry, kind: str, namespace: str, overrides: dict[str, Any]) -> str:
+    def derived_name(self, entry: RuntimeEntry, kind: str, namespace: str, overrides: dict[str, Any]) -> str:
         return derived_name(entry.item, kind, namespace, overrides)
 
 
@@ -210,4 +198,88 @@ def test_a_reused_clean_case_renders_as_computing_it_afresh() -> None:
 
 @given(data=bundles(failing=2))
 def test_the_memo_changes_nothing_in_the_output(data: bytes) -> None:
+    assert render(data) == render_afresh(data)
+
+
+TWO_JOBS = """\
+- apiVersion: trainer.kubeflow.org/v1alpha1
+  kind: ClusterTrainingRuntime
+  metadata: {name: two-jobs}
+  spec:
+    mlPolicy: {numNodes: 1, torch: {}}
+    template:
+      spec:
+        replicatedJobs:
+        - name: prep
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                  - {name: x, image: busybox, resources: {limits: {memory: 1Gi}}}
+                  - {name: y, image: busybox, resources: {limits: {memory: 1Gi}}}
+        - name: node
+          template:
+            metadata:
+              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+            spec:
+              template:
+                spec:
+                  containers:
+                  - {name: node, image: pytorch/pytorch}
+                  - {name: y, image: busybox, resources: {limits: {memory: 1Gi}}}
+"""
+
+
+def _sized(name: str, jobs: dict[str, list[str]]) -> dict[str, Any]:
+    """A TrainJob that sizes, in each replicated job of ``jobs``, the named containers to 4Gi."""
+    replicated = [
+        {
+            "name": job,
+            "template": {
+                "spec": {
+                    "template": {
+                        "spec": {"containers": [{"name": c, "resources": {"limits": {"memory": "4Gi"}}} for c in names]}
+                    }
+                }
+            },
+        }
+        for job, names in jobs.items()
+    ]
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name, "namespace": "team-a"},
+        "spec": {
+            "runtimeRef": {"name": "two-jobs"},
+            "runtimePatches": [
+                {
+                    "manager": "user.example.com/tuner",
+                    "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": replicated}}},
+                }
+            ],
+        },
+    }
+
+
+def test_a_clean_case_is_not_reused_for_containers_of_other_jobs() -> None:
+    """The same containers in the same order, the same jobs, but ``y`` in the other job: a clean case
+    of the first TrainJob must not size the second one's containers."""
+    first = _sized("first", {"prep": ["x", "y"], "node": []})
+    second = _sized("second", {"prep": ["x"], "node": ["y"]})
+    data = bundle(TWO_JOBS, trainjob_yaml(first), trainjob_yaml(second))
+    out = load(render(data))
+    assert [r for r in out.get("results", []) if r.get("severity") == "error"] == []
+    derived = {item["metadata"]["name"]: item for item in out["items"] if item["kind"] == "TrainingRuntime"}
+    assert len(derived) == 2
+    sized = {
+        frozenset(
+            (job["name"], c["name"])
+            for job in item["spec"]["template"]["spec"]["replicatedJobs"]
+            for c in job["template"]["spec"]["template"]["spec"]["containers"]
+            if (c.get("resources") or {}).get("limits", {}).get("memory") == "4Gi"
+        )
+        for item in derived.values()
+    }
+    assert sized == {frozenset({("prep", "x"), ("prep", "y")}), frozenset({("prep", "x"), ("node", "y")})}
     assert render(data) == render_afresh(data)

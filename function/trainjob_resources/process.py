@@ -6,21 +6,16 @@ with an error is returned exactly as written, and so is the derived runtime it s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from functools import partial
 from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node
 
-from .checks.bundle import Bundle, Identity, Resolution, RuntimeEntry, identity_of, index, resolve
-from .checks.explain import PodParts
+from .checks.bundle import Bundle, Identity, Resolution, identity_of, index, resolve
+from .checks.context import TrainJobContext
 from .checks.materialize import (
     Derived,
-    canonical_patch,
-    canonical_quantity,
-    clean_requirements,
-    derive_runtime,
-    derived_name,
-    overrides_of,
     place_next_to,
     point_at,
     set_sync_wave,
@@ -28,39 +23,24 @@ from .checks.materialize import (
     sync_wave,
     with_internal_annotations,
 )
+from .checks.memo import Memo
+from .checks.moving import by_value
 from .checks.options import DEFAULTS, Options
-from .checks.policy import evaluate
-from .checks.provenance import DERIVED_FROM, SYNC_WAVE, ProvenanceError, dump, has_provenance, old, restore
+from .checks.plan import Plan
+from .checks.provenance import SYNC_WAVE, ProvenanceError, dump, has_provenance, restore
 from .checks.reporting import EMPTY_INPUT, Tally, reported
-from .checks.runtime_name import name_keyed_violations
-from .checks.validate import (
-    claim_violations,
-    foreign_runtime_resources,
-    initializer_violations,
-    runtime_free_violations,
-    validate_container_site,
-    validate_effective,
-    validate_job_site,
-    validate_managers,
-    webhook_violations,
-)
+from .checks.rules import registry
+from .checks.rules.framework import run, stops_at_error
+from .checks.rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
+from .checks.rules.stages import DERIVE, EFFECTIVE, PATCHES, POLICY, RUNTIME_FREE, TRAINJOB
 from .krm.resource_list import FileRef, Item, ItemState, ResourceList, Result
-from .kube.merge import compose_patches, merge_requirements, without_nulls
-from .trainer.api import CLUSTER_RUNTIME_KIND, JOB_CHAIN, POD_CHAIN, RUNTIME_KINDS
-from .trainer.crd_rules import crd_violations
+from .kube.merge import without_nulls
+from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS
 from .trainer.effective import ContainerKey, Effective, effective_resources
-from .trainer.per_node import (
-    dropped_claims,
-    ignored_per_node,
-    moved_resources,
-    pruned_nulls,
-    reader_differs,
-    runtime_node_resources,
-)
-from .trainer.runtime_view import TRAINER_CONTAINER
-from .trainer.sites import ContainerSite, container_sites, job_sites
-from .trainer.topology import Topology, topology
-from .trainer.trainjob_view import TrainJob, parse_trainjob, resources_per_node
+from .trainer.sites import ContainerSite, container_sites, writes_resources
+from .trainer.topology import topology
+from .trainer.trainjob_view import parse_trainjob, resources_per_node
+from .values.keys import LOCAL_CONFIG
 from .values.records import MutableRecord, Record
 from .values.violations import Violation
 from .yamltext import textedit
@@ -345,7 +325,19 @@ def _with_derived(
     return out
 
 
-LOCAL_CONFIG: Final = "config.kubernetes.io/local-config"
+_RUNTIME_FREE_RULES: Final = registry.of(RUNTIME_FREE)
+_TRAINJOB_RULES: Final = registry.of(TRAINJOB)
+_PATCH_RULES: Final = registry.of(PATCHES)
+# The effective resources, remembered with the patches' findings, read the sites, the resources as
+# written, resourcesPerNode, the topology and the mode besides.
+_PATCH_READS: Final = registry.reads(
+    PATCHES, RUNTIME, MODE, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY
+)
+_EFFECTIVE_RULES: Final = registry.of(EFFECTIVE)
+_EFFECTIVE_READS: Final = registry.reads(EFFECTIVE)
+_POLICY_RULES: Final = registry.of(POLICY)
+_POLICY_READS: Final = registry.reads(POLICY)
+_DERIVE_RULES: Final = registry.of(DERIVE)
 
 
 def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | None = None) -> Outcome:
@@ -364,22 +356,17 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
         violations.append(Violation("metadata.name", "a TrainJob needs a name (metadata.name)"))
     if trainjob is None or violations:
         return Outcome(violations)
-    sites = list(container_sites(trainjob, raw))
-    overrides = any(s.resources is not None for s in sites) or _writes_resources(raw)
-    resolution = resolve(bundle, trainjob.spec.runtime_ref, item.namespace, overrides)
+    context = TrainJobContext(item, trainjob, raw, bundle, config, memo or Memo())
+    context.work = work
+    context.sites = list(container_sites(trainjob, raw))
+    context.overrides = any(s.resources is not None for s in context.sites) or writes_resources(raw)
+    resolution = context.resolution = resolve(bundle, trainjob.spec.runtime_ref, item.namespace, context.overrides)
     if resolution.entry is None:
-        assert resolution.violation is not None
-        outcome = Outcome([resolution.violation])
-        if resolution.violation.severity != "error":
-            outcome.violations += _unresolved_violations(item, trainjob, raw, sites, config, resolution, overrides)
-            if outcome.failed and resolution.violation.severity == "info":
-                del outcome.violations[0]  # "passed through unchanged": not with an error
-        outcome.unchecked = resolution.absent and not overrides and not outcome.failed
-        return outcome
+        return _unresolved(context, resolution)
     entry = resolution.entry
     if entry.model is None:
         return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
-    if entry.invalid and overrides and config.mode != "native":
+    if entry.invalid and context.overrides and not context.native:
         return Outcome(
             [
                 Violation(
@@ -393,421 +380,86 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
     # the ref already says (kustomize's previousNames), so the ref keeps that name.
     renamed = resolution.renamed and entry.item.annotation(LOCAL_CONFIG) != "true"
     if renamed:
-        work = work if work is not None else _copy(item.node)
-        raw = _rename_ref(work, raw, entry.item.name)
-    per_node = resources_per_node(trainjob)
-    topo = topology(entry.model, trainjob, sites, config.mode)
-    memo = memo or Memo()
-    found, effective = memo.validate(trainjob, per_node, entry, sites, config, topo)
-    outcome = Outcome(
-        crd_violations(raw, config.mode, _may_have_directives(item))
-        + initializer_violations(raw, entry.model, sites, entry.display)
-        + found
-    )
+        context.work = work if work is not None else _copy(item.node)
+        context.raw = _rename_ref(context.work, raw, entry.item.name)
+    context.resolved(entry, resources_per_node(trainjob), topology(entry.model, trainjob, context.sites, config.mode))
+    remembered = context.memo
+    found, effective = remembered.remember(PATCHES, _PATCH_READS, context, lambda: _validate(context))
+    outcome = Outcome(run(_TRAINJOB_RULES, context) + found)
     if not outcome.failed:
-        outcome.violations += memo.evaluate(trainjob, per_node, item.namespace, entry, sites, bundle, config, topo)
+        outcome.violations += remembered.remember(POLICY, _POLICY_READS, context, lambda: run(_POLICY_RULES, context))
     if outcome.failed:
         return outcome
-    if config.mode == "native" or not overrides:
+    if context.native or not context.overrides:
         if renamed:
-            outcome.node = work
+            outcome.node = context.work
             outcome.changes.append(f"runtimeRef.name set to {entry.item.name!r}, the runtime's name after kustomize")
-        elif work is not None and config.mode != "native":
-            outcome.node = work
+        elif context.work is not None and not context.native:
+            outcome.node = context.work
             outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
         _warn_if_repointed(item, outcome)
         return outcome
-    _materialize(item, work, trainjob, raw, entry, sites, effective, config, outcome, bundle, memo, topo)
+    _materialize(context, effective, outcome)
     if not outcome.failed:
         _warn_if_repointed(item, outcome)
     return outcome
 
 
-def _unresolved_violations(
-    item: Item,
-    trainjob: TrainJob,
-    raw: Any,
-    sites: list[ContainerSite],
-    config: Options,
-    resolution: Resolution,
-    overrides: bool,
-) -> list[Violation]:
-    """The rules that need no runtime, for a TrainJob passed through without its runtime: the CRD's, and,
-    for a Trainer runtime, those of upstream's TrainJob webhook that read no runtime (``jobset.go``
-    ``Validate``). A runtime of another API group: the resources its patches set are errors."""
-    out = crd_violations(raw, config.mode, _may_have_directives(item))
-    if resolution.foreign is not None:
-        if overrides:
-            out += foreign_runtime_resources(resolution.foreign, list(_resources_paths(raw)))
-        return out
-    return out + runtime_free_violations([p.manager for p in trainjob.spec.runtime_patches or []], sites)
+def _unresolved(context: TrainJobContext, resolution: Resolution) -> Outcome:
+    """A TrainJob whose runtime is not in the bundle: passed through, checked by the rules that
+    need no runtime (the CRD's, and those of upstream's TrainJob webhook that read none)."""
+    assert resolution.violation is not None
+    outcome = Outcome([resolution.violation])
+    if resolution.violation.severity != "error":
+        outcome.violations += run(_RUNTIME_FREE_RULES, context)
+        if outcome.failed and resolution.violation.severity == "info":
+            del outcome.violations[0]  # "passed through unchanged": not with an error
+    outcome.unchecked = resolution.absent and not context.overrides and not outcome.failed
+    return outcome
 
 
-def _may_have_directives(item: Item) -> bool:
-    """Whether a key of the TrainJob may start with ``$``: not when the text it was read from holds
-    no ``$`` and no escape (a double-quoted ``"\\x24patch"`` is one too); its provenance annotations,
-    which restore() reads, are part of that text."""
-    source = item.source
-    return source is None or "$" in source or "\\" in source
-
-
-def _validate(
-    trainjob: TrainJob,
-    per_node: dict[str, Any] | None,
-    entry: RuntimeEntry,
-    sites: list[ContainerSite],
-    config: Options,
-    memo: Memo,
-    topo: Topology,
-) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
-    """Violations, and the effective resources of every container a patch or resourcesPerNode sizes."""
-    display = entry.display
-    assert entry.model is not None
-    out = validate_managers([p.manager for p in trainjob.spec.runtime_patches or []])
-    for job_site in job_sites(trainjob):
-        out += validate_job_site(job_site, entry.jobs, display)
-    out += ignored_per_node(entry.model, per_node, display)
-    out += pruned_nulls(per_node, sites, native=config.mode == "native")
-    moved, problem = _moved(entry, sites, without_nulls(per_node), topo)
-    for site in sites:
-        out += validate_container_site(site, entry.jobs, display, config.trainer_resources, topo, moved)
-        out += claim_violations(site, entry.model, display)
-    out += dropped_claims(entry.jobs, sites, per_node, topo)
-    # Also under the default error: say why it proposes no resourcesPerNode.
-    if problem is not None:
-        first = next(s for s in sites if s.resources is not None and topo.is_trainer(*s.key))
-        out.append(Violation(first.resources_path, f"cannot be moved to spec.trainer.resourcesPerNode: {problem}"))
+def _validate(context: TrainJobContext) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
+    """The patches' findings, and (when none is an error) the effective resources of every container
+    a patch or resourcesPerNode sizes, with theirs."""
+    out = run(_PATCH_RULES, context)
     if any(v.severity == "error" for v in out):
         return out, {}
-    effective = effective_resources(entry.jobs, sites, per_node, topo, native=config.mode == "native")
+    entry, memo = context.runtime, context.memo
+    effective = effective_resources(entry.jobs, context.sites, context.per_node, context.topo, native=context.native)
     for one in effective.values():
-        out += memo.validate_effective(one)
+        out += memo.remember(EFFECTIVE, _EFFECTIVE_READS, context, partial(_effective_findings, context, one), one)
     return out, effective
 
 
-class Memo:
-    """What one render computes once and reuses: bundles repeat the same few sizes across many
-    TrainJobs, so validating, naming and deriving each distinct case once keeps the cost in what
-    is distinct, not in what is repeated."""
-
-    __slots__ = (
-        "checked",
-        "clean",
-        "derived",
-        "dumped",
-        "evaluated",
-        "managers",
-        "names",
-        "plans",
-        "pod_parts",
-        "quiet",
-        "spellings",
-        "validated",
-    )
-
-    def __init__(self) -> None:
-        self.derived: dict[Identity, Derived] = {}
-        self.spellings: dict[Identity, str] = {}  # the overrides as written into each derived runtime
-        self.validated: dict[Any, tuple[list[Violation], dict[ContainerKey, Effective]]] = {}
-        self.clean: dict[Any, dict[ContainerKey, Effective]] = {}
-        self.managers: dict[tuple[str, ...], bool] = {}
-        self.quiet: dict[Any, list[Violation]] = {}
-        # the last item keeps the effective resources alive, so that their ids in the key stay theirs
-        self.plans: dict[Any, tuple[Plan, Any]] = {}
-        self.checked: dict[str, list[Violation]] = {}
-        self.names: dict[tuple[int, str, str, str], str] = {}
-        self.dumped: dict[int, tuple[str, dict[str, Any]]] = {}
-        self.evaluated: dict[tuple[int, str, Topology, tuple[str, ...], int | None, str], list[Violation]] = {}
-        self.pod_parts: dict[Any, PodParts] = {}
-
-    def validate(
-        self,
-        trainjob: TrainJob,
-        per_node: dict[str, Any] | None,
-        entry: RuntimeEntry,
-        sites: list[ContainerSite],
-        config: Options,
-        topo: Topology,
-    ) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
-        """``_validate``, once per distinct case. What it reads: the runtime, the managers, where each
-        patched job and container is (indices, names, lists), whether a container patch sets env,
-        the resources and resourcesPerNode as written (``repr`` keeps key order and types apart),
-        and the topology (trainer containers)."""
-        patches = trainjob.spec.runtime_patches or []
-        managers = tuple(p.manager for p in patches)
-        # Where things are (indices, managers) only decides where violations point and what they
-        # say. A case without violations is reused for any TrainJob of the same shape, whatever
-        # its managers are called (as long as they are valid): its effective resources remember
-        # another TrainJob's managers, which only messages would show.
-        jobs = list(job_sites(trainjob))
-        written = (repr([s.resources for s in sites]), repr(per_node), topo)
-        shape = (
-            id(entry),
-            config.trainer_resources,
-            tuple(s.job for s in jobs),
-            tuple((s.container_list, s.name, bool(s.patch.env)) for s in sites),
-            *written,
-        )
-        clean = self.clean.get(shape)
-        if clean is not None and self._valid_managers(managers):
-            return [], clean
-        key = (
-            id(entry),  # entries live as long as this render
-            config.trainer_resources,
-            managers,
-            tuple((s.patch_index, s.job_index, s.job) for s in jobs),
-            tuple(
-                (s.job_site.patch_index, s.job_site.job_index, s.container_list, s.index, s.name, bool(s.patch.env))
-                for s in sites
-            ),
-            *written,
-        )
-        found = self.validated.get(key)
-        if found is None:
-            found = self.validated[key] = _validate(trainjob, per_node, entry, sites, config, self, topo)
-            if not found[0]:
-                self.clean[shape] = found[1]
-        return list(found[0]), found[1]
-
-    def _valid_managers(self, managers: tuple[str, ...]) -> bool:
-        valid = self.managers.get(managers)
-        if valid is None:
-            valid = self.managers[managers] = not validate_managers(list(managers))
-        return valid
-
-    def validate_effective(self, effective: Effective) -> list[Violation]:
-        sources = sorted((f"{s}/{k}", src.label, src.path or "") for (s, k), src in effective.sources.items())
-        patched = [(src.label, src.path or "") for src in effective.patched_by]
-        key = dump([effective.requirements, sources, patched])
-        found = self.checked.get(key)
-        if found is None:
-            found = self.checked[key] = validate_effective(effective)
-        return found
-
-    def evaluate(
-        self,
-        trainjob: TrainJob,
-        per_node: dict[str, Any] | None,
-        namespace: str,
-        entry: RuntimeEntry,
-        sites: list[ContainerSite],
-        bundle: Bundle,
-        config: Options,
-        topo: Topology,
-    ) -> list[Violation]:
-        """Policy and the resource summary read only the namespace, the runtime, ``trainer.numNodes``,
-        ``trainer.resourcesPerNode``, the patches' resources (where they are, what they say, and
-        which manager's patch they are from: findings name it) and the topology (labels, trainer
-        containers, container order). How many pods there are is the last step: TrainJobs that
-        differ in ``numNodes`` alone share the pods' parts (``explain.PodParts``)."""
-        trainer = trainjob.spec.trainer
-        policed = bundle.namespace_policy("LimitRange", namespace) or bundle.namespace_policy(
-            "ResourceQuota", namespace
-        )
-        where = namespace if policed else ""  # without policy objects the namespace changes nothing
-        num_nodes = trainer.num_nodes if trainer else None
-        # Where the patched resources are only decides where violations point: a case whose only
-        # finding is the summary (which names no field) is reused whatever the paths.
-        shape = (
-            id(entry),
-            where,
-            topo,
-            repr([num_nodes, per_node, [(s.key, s.resources) for s in sites if s.resources is not None]]),
-        )
-        quiet = self.quiet.get(shape)
-        if quiet is not None:
-            return quiet
-        patched = [(s.resources_path, s.key, s.resources) for s in sites if s.resources is not None]
-        try:
-            written = dump([per_node, patched])
-        except (TypeError, ValueError):  # keys JSON cannot sort: compute, do not remember
-            return evaluate(trainjob, namespace, entry, sites, bundle, config)
-        # Findings name the patch (its manager) each value is from.
-        managers = tuple(p.manager for p in trainjob.spec.runtime_patches or [])
-        key = (id(entry), where, topo, managers, num_nodes, written)
-        found = self.evaluated.get(key)
-        if found is None:
-            # The pods themselves, but for how many, read what the key reads less numNodes.
-            reuse = (self.pod_parts, (id(entry), where, topo, managers, written))
-            found = self.evaluated[key] = evaluate(trainjob, namespace, entry, sites, bundle, config, reuse)
-            if all(v.severity == "info" and not v.path for v in found):
-                self.quiet[shape] = found
-        return found
-
-    def plan(
-        self,
-        entry: RuntimeEntry,
-        all_effective: dict[ContainerKey, Effective],
-        sites: list[ContainerSite],
-        topo: Topology,
-    ) -> Plan:
-        """What a derived runtime folds in (the effective resources of all but the trainer
-        container), the canonical overrides its name hashes, and the description of each change;
-        once per distinct case (the effective resources come from this memo, so their identity
-        stands for their content, the resources as written included)."""
-        key = (id(entry), topo.trainers, tuple((k, id(e)) for k, e in all_effective.items()))
-        found = self.plans.get(key)
-        if found is None:
-            found = self.plans[key] = (_plan(all_effective, sites, topo), all_effective)
-        return found[0]
-
-    def derived_name(self, entry: RuntimeEntry, kind: str, namespace: str, overrides: dict[str, Any]) -> str:
-        # A memoized plan's overrides are one object for all its TrainJobs: dumped once per object
-        # (``dumped`` keeps it alive, so that its id stays its own).
-        known = self.dumped.get(id(overrides))
-        if known is None:
-            known = self.dumped[id(overrides)] = (dump(overrides), overrides)
-        key = (id(entry), kind, namespace, known[0])  # entries live as long as this render
-        name = self.names.get(key)
-        if name is None:
-            name = self.names[key] = derived_name(entry.item, kind, namespace, overrides, entry.cluster_name)
-        return name
-
-    def derive(self, identity: Identity, entry: RuntimeEntry, namespace: str, plan: Plan) -> Derived:
-        """The derived runtime of ``identity``, made once. TrainJobs that spell one override
-        differently (``64Gi``, ``65536Mi``) share it: it is written with the spelling that sorts
-        first, so that the order of the input changes nothing."""
-        current = self.derived.get(identity)
-        if current is not None and self.spellings[identity] <= plan.spelling:
-            return current
-        kind, _, name = identity
-        derived = derive_runtime(entry.item, kind, namespace, plan.effective, name, plan.overrides, entry.cluster_name)
-        self.derived[identity] = derived
-        self.spellings[identity] = plan.spelling
-        return derived
+def _effective_findings(context: TrainJobContext, effective: Effective) -> list[Violation]:
+    return [v for rule in _EFFECTIVE_RULES for v in rule.check(context, effective)]
 
 
-class Plan(Record):
-    __slots__ = ("described", "effective", "overrides", "spelling")
-
-    def __init__(
-        self,
-        effective: dict[ContainerKey, Effective],
-        overrides: dict[str, Any],
-        described: list[str],
-        spelling: str | None = None,
-    ) -> None:
-        # Empty when no patch says anything: nothing is derived. An override that says something
-        # derives even when it equals the runtime's value today: the name must not depend on the
-        # base's content (the stateless paths never see their earlier output).
-        self.effective: Final = effective
-        self.overrides: Final = overrides
-        self.described: Final = described
-        self.spelling: Final = dump(overrides_of(effective)) if spelling is None else spelling
-
-    def __reduce__(self) -> tuple[type[Plan], tuple[Any, ...]]:
-        # Across processes (cli/fan_out.py) only what Memo.derive reads: where each container is,
-        # its resources, the overrides and their spelling.
-        folded = {key: Effective(one.container, one.requirements) for key, one in self.effective.items()}
-        return Plan, (folded, self.overrides, self.described, self.spelling)
-
-
-def _plan(all_effective: dict[ContainerKey, Effective], sites: list[ContainerSite], topo: Topology) -> Plan:
-    composed: dict[ContainerKey, dict[str, Any]] = {}
-    for site in sites:
-        if site.resources is not None and site.key in all_effective and not topo.is_trainer(*site.key):
-            composed[site.key] = compose_patches(composed.get(site.key), site.resources)
-    # A container whose patches say nothing (``{}``, ``limits: {}``) is not touched, nor named.
-    canonical = {k: patch for k in sorted(composed) if (patch := canonical_patch(composed[k]))}
-    effective = {k: all_effective[k] for k in canonical}
-    if not effective:
-        return Plan({}, {}, [])
-    overrides = {"/".join(k): patch for k, patch in canonical.items()}
-    described = [_describe(k, e) for k, e in sorted(effective.items())]
-    return Plan(effective, overrides, described)
-
-
-def _by_value(requirements: dict[str, Any]) -> dict[str, Any]:
-    out = clean_requirements(requirements)
-    for section in ("limits", "requests"):
-        if isinstance(out.get(section), dict):
-            out[section] = {k: canonical_quantity(v) for k, v in out[section].items()}
-    return out
-
-
-def _writes_resources(raw: Any) -> bool:
-    """Whether any ContainerPatch has a ``resources`` key, ``null`` included (which the models read
-    as absent): upstream's ContainerPatch has no such field, so it must not reach the cluster."""
-    return next(_resources_paths(raw), None) is not None
-
-
-def _resources_paths(raw: Any) -> Iterator[str]:
-    """The field path of every ContainerPatch's ``resources`` key, ``null`` included, in order."""
-    patches = raw.get("spec", {}).get("runtimePatches") if isinstance(raw, dict) else None
-    for p, patch in enumerate(patches if isinstance(patches, list) else []):
-        jobs: Any = patch
-        for key in JOB_CHAIN:
-            jobs = jobs.get(key) if isinstance(jobs, dict) else None
-        for j, job in enumerate(jobs if isinstance(jobs, list) else []):
-            pod: Any = job
-            for key in POD_CHAIN:
-                pod = pod.get(key) if isinstance(pod, dict) else None
-            for list_name in ("initContainers", "containers"):
-                entries = pod.get(list_name) if isinstance(pod, dict) else None
-                for c, entry in enumerate(entries if isinstance(entries, list) else []):
-                    if isinstance(entry, dict) and "resources" in entry:
-                        job_path = ".".join([f"spec.runtimePatches[{p}]", *JOB_CHAIN])
-                        pod_path = ".".join([f"{job_path}[{j}]", *POD_CHAIN])
-                        yield f"{pod_path}.{list_name}[{c}].resources"
-
-
-def _materialize(
-    item: Item,
-    work: MappingNode | None,
-    trainjob: TrainJob,
-    raw: Any,
-    entry: RuntimeEntry,
-    sites: list[ContainerSite],
-    all_effective: dict[ContainerKey, Effective],
-    config: Options,
-    outcome: Outcome,
-    bundle: Bundle,
-    memo: Memo,
-    topo: Topology,
-) -> None:
+def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Effective], outcome: Outcome) -> None:
     """Rewrite the TrainJob (in place when nothing was restored: it is valid, so it changes anyway)."""
-    trainer_sites = [s for s in sites if s.resources is not None and topo.is_trainer(*s.key)]
-    kind = config.derived_runtime_kind
-    plan = memo.plan(entry, all_effective, sites, topo)
+    item, entry, topo, kind = context.item, context.runtime, context.topo, context.kind
+    trainer_sites = [s for s in context.sites if s.resources is not None and topo.is_trainer(*s.key)]
+    plan = context.plan = context.memo.plan(context, all_effective)
     request: DeriveRequest | None = None
     # runtimeRef is immutable (CEL self == oldSelf, pkg/apis/trainer/v1alpha1/trainjob_types.go), and
     # kustomize, Argo CD and Helm render from the source every time: whether an override derives,
     # and the name, depend on the TrainJob's text alone, never on the base's content.
     if plan.effective:
-        if kind == CLUSTER_RUNTIME_KIND and entry.local and not entry.platform:
-            outcome.violations.append(_tenant_cluster_runtime(entry, sites, plan))
+        found = stops_at_error(_DERIVE_RULES, context)
+        outcome.violations += found
+        if any(v.severity == "error" for v in found):
             return
-        keyed = name_keyed_violations(trainjob, entry, [s for s in sites if s.key in plan.effective], kind)
-        outcome.violations += keyed
-        if any(v.severity == "error" for v in keyed):
-            return
-        name = memo.derived_name(entry, kind, item.namespace, plan.overrides)
-        identity = (kind, "" if kind == CLUSTER_RUNTIME_KIND else item.namespace, name)
-        clash = bundle.names.get(identity)
-        if clash is not None and clash.annotation(DERIVED_FROM) is None and clash.annotation(old(DERIVED_FROM)) is None:
-            outcome.violations.append(
-                Violation(
-                    "spec.runtimeRef",
-                    f"the derived runtime would be {kind} {name!r}, but an unrelated object of that name is in "
-                    "the bundle: rename that object (nothing was changed)",
-                )
-            )
-            return
-        assert entry.model is not None
-        refused = webhook_violations(entry.model, entry.display, kind)
-        if refused:
-            outcome.violations += refused
-            return
-        request = DeriveRequest(identity, entry.identity, item.namespace, plan)
+        request = DeriveRequest(context.derived_identity, entry.identity, item.namespace, plan)
+    work = context.work
     if work is None:
         assert isinstance(item.node, MappingNode)
         work = item.node
     removed = strip_resources(work)
     if trainer_sites:
-        written = without_nulls(resources_per_node(trainjob))
-        moved = _moved(entry, trainer_sites, written, topo)[0]
-        assert moved is not None  # _validate refused the patches that cannot move
-        if has_provenance(item.node) and _by_value(moved) != _by_value(written or {}):
+        written = without_nulls(context.per_node)
+        moved = context.moved[0]
+        assert moved is not None  # the patches' rules refused the patches that cannot move
+        if has_provenance(item.node) and by_value(moved) != by_value(written or {}):
             outcome.violations.append(_trainer_changed(trainer_sites[0]))
         _move_to_resources_per_node(work, moved, outcome)
         removed = [r for r in removed if not any(r.container == s.name and r.job == s.job for s in trainer_sites)]
@@ -816,7 +468,7 @@ def _materialize(
         target = Item(work)  # edits of its own: the TrainJob's item stays as read if it fails after all
         if work is item.node:
             target.read_like(item)
-        point_at(target, kind, scope, derived_name, raw["spec"]["runtimeRef"], removed)
+        point_at(target, kind, scope, derived_name, context.raw["spec"]["runtimeRef"], removed)
         outcome.derive = request
         where = f"{scope}/" if scope else ""
         outcome.changes.insert(0, f"runtime {entry.display} materialized as {kind} {where}{derived_name}")
@@ -871,21 +523,6 @@ def _warn_if_repointed(item: Item, outcome: Outcome) -> None:
     outcome.violations.append(Violation("spec.runtimeRef", f"{what}: {_RECREATE}", severity="warning"))
 
 
-def _tenant_cluster_runtime(entry: RuntimeEntry, sites: list[ContainerSite], plan: Plan) -> Violation:
-    """derivedRuntimeKind ClusterTrainingRuntime from a repository's local-config copy: two
-    Applications with different copies of one base would emit one cluster-scoped object (one name:
-    the name hashes the base's identity, not its content) with different contents."""
-    site = next(s for s in sites if s.resources is not None and s.key in plan.effective)
-    return Violation(
-        site.resources_path,
-        f"derivedRuntimeKind ClusterTrainingRuntime needs the base runtime from the platform, but "
-        f"{entry.display} is this repository's local-config copy: another repository's copy (another "
-        "version) would give the same cluster-scoped name with other content, and the two deployers would "
-        "overwrite each other. Use derivedRuntimeKind: TrainingRuntime (the default), or let the platform "
-        "supply the runtime (`trainjob-resources render --runtimes PATH`, or the runtime itself in the bundle)",
-    )
-
-
 def _rename_ref(work: MappingNode, raw: Any, name: str) -> Any:
     """Point the TrainJob's runtimeRef at the name kustomize gave its runtime; ``raw`` with that
     name (what provenance records as the ref written), leaving the item's own value alone."""
@@ -902,69 +539,7 @@ def _copy(node: Node) -> MappingNode:
     return copied
 
 
-def _moved(
-    entry: RuntimeEntry, sites: list[ContainerSite], per_node: dict[str, Any] | None, topo: Topology
-) -> tuple[dict[str, Any] | None, str | None]:
-    """The resourcesPerNode that moving the trainer containers' patches would write (``per_node``)."""
-    assert entry.model is not None
-    patches = [s.resources for s in sites if s.resources is not None and topo.is_trainer(*s.key)]
-    if not patches:
-        return None, None
-    differ = reader_differs(entry.model, entry.jobs, topo) or _trainers_differ(entry, sites, topo)
-    if differ is not None:
-        return None, differ
-    claims = []
-    for job in sorted(topo.trainers):
-        info = entry.jobs.get(job)
-        container = info.containers.get(("containers", TRAINER_CONTAINER)) if info else None
-        for claim in (container.resources.get("claims") if container is not None else None) or []:
-            claims.append(str(claim.get("name")) if isinstance(claim, dict) else str(claim))
-    return moved_resources(patches, per_node, runtime_node_resources(entry.model, entry.jobs, topo), claims)
-
-
-def _trainers_differ(entry: RuntimeEntry, sites: list[ContainerSite], topo: Topology) -> str | None:
-    """resourcesPerNode sizes every trainer container (``newRuntimeInfo``,
-    pkg/runtime/core/trainingruntime.go: with mpi.runLauncherAsNode, the labelled launcher and the
-    ``node`` job both): a move keeps the pods as patched only when the patches leave them all equal."""
-    if len(topo.trainers) < 2:
-        return None
-    composed: dict[str, dict[str, Any]] = {}
-    for site in sites:
-        if site.resources is not None and topo.is_trainer(*site.key):
-            composed[site.job] = compose_patches(composed.get(site.job), site.resources)
-    results: dict[str, dict[str, Any]] = {}
-    for job in sorted(topo.trainers):
-        info = entry.jobs.get(job)
-        container = info.containers.get(("containers", TRAINER_CONTAINER)) if info else None
-        results[job] = merge_requirements(container.resources if container is not None else {}, composed.get(job))
-    values = [_by_value(r) for r in results.values()]
-    if all(v == values[0] for v in values):
-        return None
-    named = ", ".join(f"{job}/containers/{TRAINER_CONTAINER} ({dump(r)})" for job, r in results.items())
-    return (
-        f"resourcesPerNode sizes all the trainer containers alike ({named}), but the patches leave them "
-        "different: give each of them the same resources in the patches, or write "
-        "spec.trainer.resourcesPerNode yourself (and no resources for these containers)"
-    )
-
-
 def _move_to_resources_per_node(work: MappingNode, moved: dict[str, Any], outcome: Outcome) -> None:
     trainer = yn.ensure_map(yn.ensure_map(work, "spec"), "trainer")
     yn.set_key(trainer, "resourcesPerNode", yn.from_python(moved))
     outcome.changes.append(f"trainer container resources moved to spec.trainer.resourcesPerNode: {dump(moved)}")
-
-
-def _describe(key: ContainerKey, effective: Effective) -> str:
-    job, list_name, name = key
-    before = effective.container.resources
-    after = effective.requirements
-    changes = []
-    for section in ("limits", "requests"):
-        old = before.get(section) or {}
-        new = after.get(section) or {}
-        for resource in sorted(set(old) | set(new)):
-            if old.get(resource) != new.get(resource):
-                changes.append(f"{section}.{resource} {old.get(resource, '(none)')} -> {new.get(resource, '(none)')}")
-    if (before.get("claims") or []) != (after.get("claims") or []):
-        changes.append("claims changed")
-    return f"{job}/{list_name}/{name}: {', '.join(changes) or 'unchanged'}"

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from ..kube.merge import MAPPINGS
 from ..values import fieldpath
+from ..values.keys import CONTAINER_LISTS
 from ..values.records import Record
 from .api import JOB_CHAIN, POD_CHAIN
 from .runtime_view import ContainerList
@@ -120,3 +121,29 @@ def container_sites(trainjob: TrainJob, raw: Mapping[str, Any]) -> Iterator[Cont
                 if container.resources is not None:
                     resources = _raw(raw_pod, list_name, c, RESOURCES)
                 yield ContainerSite(site, list_name, c, container, resources)
+
+
+def writes_resources(raw: Any) -> bool:
+    """Whether any ContainerPatch has a ``resources`` key, ``null`` included (which the models read
+    as absent): upstream's ContainerPatch has no such field, so it must not reach the cluster."""
+    return next(resources_paths(raw), None) is not None
+
+
+def resources_paths(raw: Any) -> Iterator[str]:
+    """The field path of every ContainerPatch's ``resources`` key, ``null`` included, in order."""
+    patches = raw.get("spec", {}).get("runtimePatches") if isinstance(raw, dict) else None
+    for p, patch in enumerate(patches if isinstance(patches, list) else []):
+        jobs: Any = patch
+        for key in JOB_CHAIN:
+            jobs = jobs.get(key) if isinstance(jobs, dict) else None
+        for j, job in enumerate(jobs if isinstance(jobs, list) else []):
+            pod: Any = job
+            for key in POD_CHAIN:
+                pod = pod.get(key) if isinstance(pod, dict) else None
+            for list_name in CONTAINER_LISTS:
+                entries = pod.get(list_name) if isinstance(pod, dict) else None
+                for c, entry in enumerate(entries if isinstance(entries, list) else []):
+                    if isinstance(entry, dict) and RESOURCES in entry:
+                        job_path = ".".join([f"spec.runtimePatches[{p}]", *JOB_CHAIN])
+                        pod_path = ".".join([f"{job_path}[{j}]", *POD_CHAIN])
+                        yield f"{pod_path}.{list_name}[{c}].{RESOURCES}"

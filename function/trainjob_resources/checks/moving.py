@@ -1,0 +1,71 @@
+"""``trainerResources: moveToResourcesPerNode``: what moving the trainer containers' patches to
+``spec.trainer.resourcesPerNode`` would write, or why it cannot (upstream's ``newRuntimeInfo``,
+``pkg/runtime/core/trainingruntime.go``, sizes every trainer container from that one field)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..kube.merge import compose_patches, merge_requirements
+from ..trainer.per_node import moved_resources, reader_differs, runtime_node_resources
+from ..trainer.runtime_view import TRAINER_CONTAINER
+from ..trainer.sites import ContainerSite
+from ..trainer.topology import Topology
+from .bundle import RuntimeEntry
+from .materialize import canonical_quantity, clean_requirements
+from .provenance import dump
+
+
+def moved(
+    entry: RuntimeEntry, sites: list[ContainerSite], per_node: dict[str, Any] | None, topo: Topology
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The resourcesPerNode that moving the trainer containers' patches would write (``per_node``)."""
+    assert entry.model is not None
+    patches = [s.resources for s in sites if s.resources is not None and topo.is_trainer(*s.key)]
+    if not patches:
+        return None, None
+    differ = reader_differs(entry.model, entry.jobs, topo) or _trainers_differ(entry, sites, topo)
+    if differ is not None:
+        return None, differ
+    claims = []
+    for job in sorted(topo.trainers):
+        info = entry.jobs.get(job)
+        container = info.containers.get(("containers", TRAINER_CONTAINER)) if info else None
+        for claim in (container.resources.get("claims") if container is not None else None) or []:
+            claims.append(str(claim.get("name")) if isinstance(claim, dict) else str(claim))
+    return moved_resources(patches, per_node, runtime_node_resources(entry.model, entry.jobs, topo), claims)
+
+
+def _trainers_differ(entry: RuntimeEntry, sites: list[ContainerSite], topo: Topology) -> str | None:
+    """resourcesPerNode sizes every trainer container (``newRuntimeInfo``,
+    pkg/runtime/core/trainingruntime.go: with mpi.runLauncherAsNode, the labelled launcher and the
+    ``node`` job both): a move keeps the pods as patched only when the patches leave them all equal."""
+    if len(topo.trainers) < 2:
+        return None
+    composed: dict[str, dict[str, Any]] = {}
+    for site in sites:
+        if site.resources is not None and topo.is_trainer(*site.key):
+            composed[site.job] = compose_patches(composed.get(site.job), site.resources)
+    results: dict[str, dict[str, Any]] = {}
+    for job in sorted(topo.trainers):
+        info = entry.jobs.get(job)
+        container = info.containers.get(("containers", TRAINER_CONTAINER)) if info else None
+        results[job] = merge_requirements(container.resources if container is not None else {}, composed.get(job))
+    values = [by_value(r) for r in results.values()]
+    if all(v == values[0] for v in values):
+        return None
+    named = ", ".join(f"{job}/containers/{TRAINER_CONTAINER} ({dump(r)})" for job, r in results.items())
+    return (
+        f"resourcesPerNode sizes all the trainer containers alike ({named}), but the patches leave them "
+        "different: give each of them the same resources in the patches, or write "
+        "spec.trainer.resourcesPerNode yourself (and no resources for these containers)"
+    )
+
+
+def by_value(requirements: dict[str, Any]) -> dict[str, Any]:
+    """Resource requirements compared by value (``64Gi`` and ``65536Mi`` alike)."""
+    out = clean_requirements(requirements)
+    for section in ("limits", "requests"):
+        if isinstance(out.get(section), dict):
+            out[section] = {k: canonical_quantity(v) for k, v in out[section].items()}
+    return out

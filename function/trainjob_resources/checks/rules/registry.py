@@ -1,0 +1,59 @@
+"""Every rule, registered once, in the order their findings are reported. A stage runs its rules
+in this order (``of``); a new rule is one module and one line here."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from . import (
+    claims,
+    container_site,
+    crd,
+    dropped_claims,
+    effective_resources,
+    foreign_runtime,
+    ignored_per_node,
+    initializers,
+    job_site,
+    managers,
+    name_clash,
+    namespace_policy,
+    pruned_nulls,
+    runtime_free,
+    runtime_name,
+    runtime_webhook,
+    tenant_cluster_runtime,
+    unmovable,
+)
+from .framework import Read, Rule, Stage, reads_of
+
+RULES: Final[tuple[Rule, ...]] = (
+    crd.RULE,
+    foreign_runtime.RULE,
+    runtime_free.RULE,
+    initializers.RULE,
+    managers.RULE,
+    job_site.RULE,
+    ignored_per_node.RULE,
+    pruned_nulls.RULE,
+    container_site.RULE,
+    claims.RULE,
+    dropped_claims.RULE,
+    unmovable.RULE,
+    effective_resources.RULE,
+    namespace_policy.RULE,
+    tenant_cluster_runtime.RULE,
+    runtime_name.RULE,
+    name_clash.RULE,
+    runtime_webhook.RULE,
+)
+
+
+def of(stage: Stage) -> tuple[Rule, ...]:
+    """The rules that run in ``stage``, in registry order."""
+    return tuple(rule for rule in RULES if stage in rule.stages)
+
+
+def reads(stage: Stage, *more: Read) -> tuple[Read, ...]:
+    """What ``stage``'s rules read (and ``more``): the key its results are remembered under."""
+    return reads_of(of(stage), *more)

@@ -1,0 +1,32 @@
+"""Why the trainer containers' patches cannot move to ``spec.trainer.resourcesPerNode``
+(``checks/moving.py``): said under every ``trainerResources``, so that no proposal is missing
+without a reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...values.violations import Violation
+from ..context import TrainJobContext
+from .framework import Rule
+from .reads import CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
+from .stages import PATCHES
+
+
+def _check(context: TrainJobContext, _: Any) -> list[Violation]:
+    problem = context.moved[1]
+    if problem is None:
+        return []
+    topo = context.topo
+    first = next(s for s in context.sites if s.resources is not None and topo.is_trainer(*s.key))
+    return [Violation(first.resources_path, f"cannot be moved to spec.trainer.resourcesPerNode: {problem}")]
+
+
+RULE = Rule(
+    "unmovable",
+    (PATCHES,),
+    "trainjob",
+    (RUNTIME, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY),
+    "trainer patches that resourcesPerNode cannot express",
+    _check,
+)

@@ -171,3 +171,22 @@ def test_absolute_imports_and_names_from_a_module_are_resolved(tmp_path: Path) -
         "trainjob_resources.cli.main from layer cli, which is above it",
         "import cycle: trainjob_resources.cli.main -> trainjob_resources.values.records -> trainjob_resources.cli.main",
     ]
+
+
+MAX_PARAMETERS = 6
+
+
+def test_no_function_takes_more_than_six_parameters() -> None:
+    """One context per TrainJob (``checks/context.py``) or a value class, not a long parameter list."""
+    import ast
+
+    long: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                args = node.args
+                names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+                count = len(names) - (names[:1] in (["self"], ["cls"])) + bool(args.vararg) + bool(args.kwarg)
+                if count > MAX_PARAMETERS:
+                    long.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name} takes {count}")
+    assert not long, "\n".join(long)

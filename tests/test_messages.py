@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from trainjob_resources.cli.main import results_are_shown
-from trainjob_resources.krm.resource_list import FileRef, ResourceRef, Result
+from trainjob_resources.krm.resource_list import Field, FileRef, ResourceRef, Result
 from trainjob_resources.kube.quantity import suggestions
 
 from tests.examples import KPT_PACKAGE, kpt_render
@@ -41,15 +41,19 @@ def test_a_value_that_is_not_a_quantity_gets_the_spellings_it_most_likely_means(
 
 
 def test_stderr_shows_file_line_and_the_proposed_value_the_message_does_not_say() -> None:
-    result = Result("must be a standard resource for containers", "error", REF, "spec.x", "CPU", "cpu")
+    result = Result("must be a standard resource for containers", "error", REF, Field("spec.x", "CPU", "cpu"))
     assert result.display() == (
         "error: TrainJob team-a/tj: spec.x: must be a standard resource for containers (proposed: cpu)"
     )
     said = Result(
-        "'64GB' is not a quantity: did you mean 64G?", "error", REF, "spec.x", "64GB", "64G", FileRef("a.yaml", 0, 12)
+        "'64GB' is not a quantity: did you mean 64G?",
+        "error",
+        REF,
+        Field("spec.x", "64GB", "64G"),
+        FileRef("a.yaml", 0, 12),
     )
     assert said.display() == "error: a.yaml:12: TrainJob team-a/tj: spec.x: '64GB' is not a quantity: did you mean 64G?"
-    mapping = Result("move it", "error", REF, "spec.x", None, {"spec": {"trainer": {}}}, FileRef("a.yaml", 2))
+    mapping = Result("move it", "error", REF, Field("spec.x", None, {"spec": {"trainer": {}}}), FileRef("a.yaml", 2))
     assert (
         mapping.display()
         == 'error: a.yaml (document 3): TrainJob team-a/tj: spec.x: move it (proposed: {"spec":{"trainer":{}}})'
@@ -57,7 +61,7 @@ def test_stderr_shows_file_line_and_the_proposed_value_the_message_does_not_say(
 
 
 def test_the_result_file_keeps_the_specs_path_and_index_and_adds_the_line() -> None:
-    result = Result("m", "error", REF, "spec.x", file=FileRef("a.yaml", 1, 40))
+    result = Result("m", "error", REF, Field("spec.x"), file=FileRef("a.yaml", 1, 40))
     assert result.to_python()["file"] == {"path": "a.yaml", "index": 1, "line": 40}
     assert Result("m", file=FileRef("a.yaml", 1)).to_python()["file"] == {"path": "a.yaml", "index": 1}
 

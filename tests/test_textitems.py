@@ -115,7 +115,7 @@ def test_goldens_render_the_same_with_every_tree_kept(case: Path, monkeypatch: p
 
 def test_only_the_runtime_keeps_its_tree(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
-    resource_list, inputs = render_inputs.load([str(repo)], None, None, root=str(tmp_path))
+    resource_list, inputs = render_inputs.load(render_inputs.ReadRequest([str(repo)], root=str(tmp_path)))
     assert not inputs.errors
     read = list(resource_list.items)
     documents = [item for item in read if isinstance(item, DocumentItem)]

@@ -33,7 +33,7 @@ from .checks.rules import registry
 from .checks.rules.framework import run, stops_at_error
 from .checks.rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
 from .checks.rules.stages import DERIVE, EFFECTIVE, PATCHES, POLICY, RUNTIME_FREE, TRAINJOB
-from .krm.resource_list import FileRef, Item, ItemState, ResourceList, Result
+from .krm.resource_list import Field, FileRef, Item, ItemState, ResourceList, Result
 from .kube.merge import without_nulls
 from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS
 from .trainer.effective import ContainerKey, Effective, effective_resources
@@ -69,16 +69,15 @@ class DeriveRequest(Record):
     by ``TrainJobWork.run`` for the TrainJobs processed here, at the merge for those processed in
     another process; in input order either way."""
 
-    __slots__ = ("identity", "namespace", "plan", "runtime")
+    __slots__ = ("identity", "plan", "runtime")
 
-    def __init__(self, identity: Identity, runtime: Identity, namespace: str, plan: Plan) -> None:
+    def __init__(self, identity: Identity, runtime: Identity, plan: Plan) -> None:
         self.identity: Final = identity
         self.runtime: Final = runtime  # the base runtime's key in Bundle.runtimes
-        self.namespace: Final = namespace
         self.plan: Final = plan
 
-    def __reduce__(self) -> tuple[type[DeriveRequest], tuple[Identity, Identity, str, Plan]]:
-        return DeriveRequest, (self.identity, self.runtime, self.namespace, self.plan)
+    def __reduce__(self) -> tuple[type[DeriveRequest], tuple[Identity, Identity, Plan]]:
+        return DeriveRequest, (self.identity, self.runtime, self.plan)
 
 
 class Contribution(MutableRecord):
@@ -140,7 +139,7 @@ class TrainJobWork:
             for contribution in out:
                 request = contribution.derive
                 if request is not None:
-                    memo.derive(request.identity, bundle.runtimes[request.runtime], request.namespace, request.plan)
+                    memo.derive(request.identity, bundle.runtimes[request.runtime], request.plan)
         return out
 
     def carriable(self) -> bool:
@@ -182,9 +181,7 @@ def process(
                         f"functionConfig: {v.message}",
                         "error",
                         config_item.ref,
-                        v.path,
-                        v.current_value,
-                        None,
+                        Field(v.path, v.current_value) if v.path is not None else None,
                         config_item.file,
                     )
                 )
@@ -225,7 +222,7 @@ def process(
         request = contribution.derive
         if request is not None:
             if contribution.state is not None:  # processed in another process: made here (run made the rest)
-                memo.derive(request.identity, bundle.runtimes[request.runtime], request.namespace, request.plan)
+                memo.derive(request.identity, bundle.runtimes[request.runtime], request.plan)
             first_file.setdefault(request.identity, contribution.file)
             waves.setdefault(request.identity, []).append(contribution.wave)
     for identity, derived in memo.derived.items():
@@ -449,7 +446,7 @@ def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Eff
         outcome.violations += found
         if any(v.severity == "error" for v in found):
             return
-        request = DeriveRequest(context.derived_identity, entry.identity, item.namespace, plan)
+        request = DeriveRequest(context.derived_identity, entry.identity, plan)
     work = context.work
     if work is None:
         assert isinstance(item.node, MappingNode)

@@ -21,8 +21,8 @@ from ..trainer.sites import ContainerSite, JobPatchSite, job_sites
 from ..trainer.topology import Topology
 from ..trainer.trainjob_view import TrainJob
 from ..values.records import MutableRecord
-from .bundle import Bundle, Identity, Resolution, RuntimeEntry
 from . import moving
+from .bundle import Bundle, Identity, Resolution, RuntimeEntry
 from .options import Options
 
 if TYPE_CHECKING:

@@ -34,6 +34,7 @@ from ..values import fieldpath
 from ..values.records import MutableRecord, Record
 from ..values.violations import Violation
 from .bundle import RuntimeEntry
+from .context import TrainJobContext
 
 RUNTIME_REF_PATH = "spec.runtimeRef"
 RUNTIME_NAME_PATH = "spec.runtimeRef.name"
@@ -76,23 +77,14 @@ class ContainerView(MutableRecord):
         "role",
     )
 
-    def __init__(
-        self,
-        name: str,
-        container_list: ContainerList,
-        index: int,
-        role: str,
-        requests: dict[str, Value] | None = None,
-        limits: dict[str, Value] | None = None,
-        resources_path: str | None = None,  # the last TrainJob field that sized this container
-    ) -> None:
+    def __init__(self, name: str, container_list: ContainerList, index: int, role: str) -> None:
         self.name = name
         self.container_list = container_list
         self.index = index
         self.role = role
-        self.requests = {} if requests is None else requests
-        self.limits = {} if limits is None else limits
-        self.resources_path = resources_path
+        self.requests: dict[str, Value] = {}
+        self.limits: dict[str, Value] = {}
+        self.resources_path: str | None = None  # the last TrainJob field that sized this container
         self.claims: list[str] = []  # the container's effective claims, by name
         self.dropped_claims: list[str] = []  # dropped by upstream under resourcesPerNode (newRuntimeInfo)
 
@@ -110,25 +102,17 @@ class ContainerView(MutableRecord):
 class JobView(MutableRecord):
     __slots__ = ("containers", "index", "name", "pod", "pod_limits", "pod_requests", "pod_spec", "pods", "unbounded")
 
-    def __init__(
-        self,
-        name: str,
-        index: int,
-        pods: int,
-        containers: list[ContainerView],
-        pod: PodResources,
-        pod_requests: ResourceList,
-        pod_limits: ResourceList,
-        pod_spec: Mapping[str, Any],  # the template's other pod fields (priorityClassName, activeDeadlineSeconds, ...)
-    ) -> None:
-        self.name = name
-        self.index = index
+    def __init__(self, parts: _JobParts, pods: int) -> None:
+        job_model, info, containers, pod, pod_requests, pod_limits = parts
+        self.name: str = job_model.name
+        self.index: int = info.index
         self.pods = pods
         self.containers = containers
         self.pod = pod
         self.pod_requests = pod_requests
         self.pod_limits = pod_limits
-        self.pod_spec = pod_spec
+        # the template's other pod fields (priorityClassName, activeDeadlineSeconds, ...)
+        self.pod_spec: Mapping[str, Any] = job_model.pod_spec
         # Resources the pod has no limit for: some container in the sum sets none (pod_limits then
         # holds the sum of the others, which bounds nothing).
         self.unbounded: frozenset[str] = unbounded_limits(pod)
@@ -163,8 +147,6 @@ class TrainJobView(MutableRecord):
         runtime_kind: str,
         runtime_name: str,
         jobs: list[JobView],
-        total_requests: ResourceList,
-        total_limits: ResourceList,
         problems: list[Violation] | None = None,  # values that could not be read
     ) -> None:
         self.name = name
@@ -172,8 +154,11 @@ class TrainJobView(MutableRecord):
         self.runtime_kind = runtime_kind
         self.runtime_name = runtime_name
         self.jobs = jobs
-        self.total_requests = total_requests
-        self.total_limits = total_limits
+        self.total_requests: ResourceList = {}
+        self.total_limits: ResourceList = {}
+        for job in jobs:
+            self.total_requests = add(self.total_requests, scale(job.pod_requests, job.pods))
+            self.total_limits = add(self.total_limits, scale(job.pod_limits, job.pods))
         self.problems = [] if problems is None else problems
 
     @property
@@ -246,39 +231,24 @@ def pod_parts(
 
 
 def explain_trainjob(
-    trainjob: TrainJob,
-    namespace: str,
-    entry: RuntimeEntry,
-    sites: Sequence[ContainerSite],
-    defaults: Sequence[ContainerDefaults] = (),
-    mode: str = "materialize",
-    reuse: Reuse | None = None,
+    context: TrainJobContext, defaults: Sequence[ContainerDefaults] = (), reuse: Reuse | None = None
 ) -> TrainJobView:
     """The pods a valid TrainJob makes, container by container (``defaults``: the namespace's LimitRanges;
-    ``mode``: which patches stay on the TrainJob, and so reorder containers, see ``topology``)."""
+    the mode decides which patches stay on the TrainJob, and so reorder containers, see ``topology``)."""
+    trainjob, entry, sites, mode = context.trainjob, context.runtime, context.sites, context.config.mode
     assert entry.model is not None
     parts = reuse[0].get(reuse[1]) if reuse is not None else None
     if parts is None:
         parts = pod_parts(trainjob, entry, sites, defaults, mode)
         if reuse is not None:
             reuse[0][reuse[1]] = parts
-    jobs: list[JobView] = []
-    for job_model, info, containers, pod, requests, limits in parts.jobs:
-        pods = pod_count(parts.topo, entry.model, trainjob, job_model.name)
-        jobs.append(JobView(job_model.name, info.index, pods, containers, pod, requests, limits, job_model.pod_spec))
-    total_requests: ResourceList = {}
-    total_limits: ResourceList = {}
-    for job in jobs:
-        total_requests = add(total_requests, scale(job.pod_requests, job.pods))
-        total_limits = add(total_limits, scale(job.pod_limits, job.pods))
+    jobs = [JobView(one, pod_count(parts.topo, entry.model, trainjob, one[0].name)) for one in parts.jobs]
     return TrainJobView(
         trainjob.metadata.name,
-        namespace,
+        context.namespace,
         entry.item.kind,
         entry.cluster_name,  # a kustomize-renamed local-config copy's name is not the cluster's
         jobs,
-        total_requests,
-        total_limits,
         list(parts.problems),
     )
 

@@ -194,13 +194,14 @@ def derived_name(
 
 def derive_runtime(
     base: Item,
-    kind: str,
-    namespace: str,
+    identity: tuple[str, str, str],
     effective: Mapping[ContainerKey, Effective],
-    name: str,
     overrides: Mapping[str, Any],
     base_name: str | None = None,
 ) -> Derived:
+    """The derived runtime ``identity`` (kind, namespace or "" for a cluster-scoped one, name):
+    ``base`` with ``effective`` folded in, the overrides and the base recorded."""
+    kind, scope, name = identity
     text = (base.source, base.dash) if base.source is not None else None
     base_node = base.node
     assert isinstance(base_node, MappingNode)
@@ -231,7 +232,6 @@ def derive_runtime(
             yn.set_key(target, "resources", yn.from_python(requirements))
         else:
             yn.delete_key(target, "resources")
-    scope = namespace if kind != CLUSTER_RUNTIME_KIND else ""
     _rebuild_metadata(node, base, name, scope)
     annotations = yn.ensure_map(yn.ensure_map(node, "metadata"), "annotations")
     yn.set_key(annotations, DERIVED_FROM, yn.str_node(base_ref(base, base_name)))

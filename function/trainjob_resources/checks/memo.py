@@ -92,15 +92,14 @@ class Memo:
             name = self._names[key] = derived_name(entry.item, kind, namespace, overrides, entry.cluster_name)
         return name
 
-    def derive(self, identity: Identity, entry: RuntimeEntry, namespace: str, plan: Plan) -> Derived:
+    def derive(self, identity: Identity, entry: RuntimeEntry, plan: Plan) -> Derived:
         """The derived runtime of ``identity``, made once. TrainJobs that spell one override
         differently (``64Gi``, ``65536Mi``) share it: it is written with the spelling that sorts
         first, so that the order of the input changes nothing."""
         current = self.derived.get(identity)
         if current is not None and self.spellings[identity] <= plan.spelling:
             return current
-        kind, _, name = identity
-        derived = derive_runtime(entry.item, kind, namespace, plan.effective, name, plan.overrides, entry.cluster_name)
+        derived = derive_runtime(entry.item, identity, plan.effective, plan.overrides, entry.cluster_name)
         self.derived[identity] = derived
         self.spellings[identity] = plan.spelling
         return derived

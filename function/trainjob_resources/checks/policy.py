@@ -29,11 +29,11 @@ from typing import Any, Final, TypeVar
 from ..krm.resource_list import Item
 from ..kube.podmath import ResourceList, Section, is_limit_ranger_pod_level_resource, pod_limits, pod_requests
 from ..kube.quantity import Quantity, QuantityError, parse_quantity
-from ..trainer.sites import ContainerSite
 from ..trainer.trainjob_view import TrainJob
 from ..values.records import MutableRecord, Record
 from ..values.violations import Violation
-from .bundle import Bundle, RuntimeEntry
+from .bundle import Bundle
+from .context import TrainJobContext
 from .explain import (
     DEFAULTED_FROM_LIMITS,
     NUM_NODES_PATH,
@@ -133,19 +133,12 @@ class Assessment(MutableRecord):
         self.violations = violations
 
 
-def evaluate(
-    trainjob: TrainJob,
-    namespace: str,
-    entry: RuntimeEntry,
-    sites: list[ContainerSite],
-    bundle: Bundle,
-    config: Options,
-    reuse: Reuse | None = None,
-) -> list[Violation]:
+def evaluate(context: TrainJobContext, reuse: Reuse | None = None) -> list[Violation]:
     """Violations (errors, warnings) and the per-TrainJob resource summary (info); ``reuse``: see
     ``explain_trainjob``."""
+    config, bundle, namespace = context.config, context.bundle, context.namespace
     try:
-        assessment = assess(trainjob, namespace, entry, sites, bundle, config, reuse)
+        assessment = assess(context, reuse)
     except QuantityError as err:
         if policy_set(config, bundle, namespace):
             # A check that cannot run is a check that did not pass: fail closed.
@@ -176,16 +169,9 @@ def _closed(violation: Violation) -> Violation:
     return Violation(violation.path, message, "error", violation.current_value, violation.proposed_value)
 
 
-def assess(
-    trainjob: TrainJob,
-    namespace: str,
-    entry: RuntimeEntry,
-    sites: list[ContainerSite],
-    bundle: Bundle,
-    config: Options,
-    reuse: Reuse | None = None,
-) -> Assessment:
+def assess(context: TrainJobContext, reuse: Reuse | None = None) -> Assessment:
     """The TrainJob's pods (as ``explain`` shows them) and every policy finding about them."""
+    config, bundle, namespace = context.config, context.bundle, context.namespace
     violations: list[Violation] = []
     limit_ranges: list[LimitRange] = []
     quotas: list[Quota] = []
@@ -195,10 +181,10 @@ def assess(
         for item in bundle.namespace_policy(RESOURCE_QUOTA, namespace):
             _read(item, read_quota, quotas, violations)
     defaults = [lr.container_defaults() for lr in limit_ranges]
-    view = explain_trainjob(trainjob, namespace, entry, sites, defaults, config.mode, reuse)
+    view = explain_trainjob(context, defaults, reuse)
     violations += view.problems
     if config.namespace_policy != "off":
-        found = limit_range_violations(view, limit_ranges) + quota_violations(view, quotas, trainjob)
+        found = limit_range_violations(view, limit_ranges) + quota_violations(view, quotas, context.trainjob)
         severity = config.namespace_policy
         violations += [Violation(v.path, v.message, severity, v.current_value, v.proposed_value) for v in found]
     violations += platform_violations(view, config)

@@ -160,11 +160,14 @@ def _explain_item(
     from yaml.nodes import MappingNode
 
     from ..checks.bundle import resolve
+    from ..checks.context import TrainJobContext
+    from ..checks.memo import Memo
     from ..checks.policy import assess
     from ..checks.provenance import ProvenanceError, restore
     from ..kube.quantity import QuantityError
     from ..trainer.sites import container_sites
-    from ..trainer.trainjob_view import parse_trainjob
+    from ..trainer.topology import topology
+    from ..trainer.trainjob_view import parse_trainjob, resources_per_node
     from ..yamltext import yamlnodes as yn
 
     work = yn.deep_copy(item.node)
@@ -180,8 +183,11 @@ def _explain_item(
     entry = resolve(bundle, trainjob.spec.runtime_ref, item.namespace).entry
     if entry is None or entry.model is None:
         return None
+    context = TrainJobContext(item, trainjob, raw, bundle, config, Memo())
+    context.sites = list(container_sites(trainjob, raw))
+    context.resolved(entry, resources_per_node(trainjob), topology(entry.model, trainjob, context.sites, config.mode))
     try:
-        assessment = assess(trainjob, item.namespace, entry, list(container_sites(trainjob, raw)), bundle, config)
+        assessment = assess(context)
     except QuantityError:
         return None  # the function's warning says why
     own: set[tuple[str, str, str | None]] = {(v.message, v.severity, v.path or None) for v in assessment.violations}

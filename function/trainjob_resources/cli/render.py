@@ -228,20 +228,15 @@ def _render(options: argparse.Namespace) -> int:
 
 def load_for(options: argparse.Namespace, environ: Mapping[str, str]) -> tuple[ResourceList, Inputs]:
     """``load`` as the command-line options of ``render`` or ``explain`` ask."""
-    from ..repo.inputs import load
+    from ..repo.inputs import ReadRequest, load
 
     namespace = options.namespace
     if namespace is None and options.config_from_env:
         namespace = environ.get("ARGOCD_APP_NAMESPACE") or None
-    return load(
-        options.paths or ["."],
-        options.config,
-        namespace,
-        environ if options.config_from_env else None,
-        runtimes=options.runtimes,
-        root=options.root,
-        timeout=options.timeout,
+    request = ReadRequest(
+        options.paths or ["."], options.config, namespace, options.runtimes, options.root, options.timeout
     )
+    return load(request, environ if options.config_from_env else None)
 
 
 def _application(options: argparse.Namespace, environ: Mapping[str, str]) -> str:

@@ -73,37 +73,52 @@ class FileRef(Record):
         return f"{path} (document {self.index + 1})"
 
 
+class Field(Record):
+    """The field a result is about: its path, and what it is and should be (kyaml ``fn/framework``
+    ``Field``)."""
+
+    __slots__ = ("current_value", "path", "proposed_value")
+
+    def __init__(self, path: str, current_value: object = None, proposed_value: object = None) -> None:
+        self.path: Final = path
+        self.current_value: Final = current_value
+        self.proposed_value: Final = proposed_value
+
+    def __reduce__(self) -> tuple[type[Field], tuple[Any, ...]]:
+        return Field, (self.path, self.current_value, self.proposed_value)
+
+
 class Result(Record):
-    __slots__ = ("current_value", "field_path", "file", "message", "proposed_value", "resource_ref", "severity")
+    __slots__ = ("field", "file", "message", "resource_ref", "severity")
 
     def __init__(
         self,
         message: str,
         severity: Severity = "error",
         resource_ref: ResourceRef | None = None,
-        field_path: str | None = None,
-        current_value: object = None,
-        proposed_value: object = None,
+        field: Field | None = None,
         file: FileRef | None = None,
     ) -> None:
         self.message: Final = message
         self.severity: Final = severity
         self.resource_ref: Final = resource_ref
-        self.field_path: Final = field_path
-        self.current_value: Final = current_value
-        self.proposed_value: Final = proposed_value
+        self.field: Final = field
         self.file: Final = file
 
     def __reduce__(self) -> tuple[type[Result], tuple[Any, ...]]:
-        return Result, (
-            self.message,
-            self.severity,
-            self.resource_ref,
-            self.field_path,
-            self.current_value,
-            self.proposed_value,
-            self.file,
-        )
+        return Result, (self.message, self.severity, self.resource_ref, self.field, self.file)
+
+    @property
+    def field_path(self) -> str | None:
+        return self.field.path if self.field is not None else None
+
+    @property
+    def current_value(self) -> object:
+        return self.field.current_value if self.field is not None else None
+
+    @property
+    def proposed_value(self) -> object:
+        return self.field.proposed_value if self.field is not None else None
 
     def to_python(self) -> dict[str, Any]:
         """The result as the KRM spec writes it; every text escaped and bounded (``display``)."""
@@ -384,7 +399,8 @@ class Item:
         current_value: object = None,
         proposed_value: object = None,
     ) -> Result:
-        return Result(message, severity, self.ref, field_path, current_value, proposed_value, self.file_of(field_path))
+        field = Field(field_path, current_value, proposed_value) if field_path is not None else None
+        return Result(message, severity, self.ref, field, self.file_of(field_path))
 
 
 def _line_of(node: Node, field_path: str) -> int | None:
@@ -511,7 +527,7 @@ def _flag(item: Item, index: int, node: Node, line: int) -> Result | None:
     message, path = problem
     item.problem = message
     ref = item.ref if isinstance(node, MappingNode) else None
-    return Result(f"items[{index}] {message}", "error", ref, path, None, None, item.file)
+    return Result(f"items[{index}] {message}", "error", ref, Field(path) if path is not None else None, item.file)
 
 
 def _read_by_items(text: str, shape: layout.Layout) -> ResourceList:

@@ -12,8 +12,9 @@ import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
+from ..values.records import Record
 from ..yamltext.documents import split_documents
 from .sources import RenderError, shown
 
@@ -49,6 +50,7 @@ class Inputs:
     built: set[tuple[str, str, str, str]] = field(default_factory=set)
     # The runtimes read from --runtimes: the platform's, not the repository's (process(platform=)).
     platform: list[Item] = field(default_factory=list)
+    skip: set[str] = field(default_factory=set)  # real paths never read as inputs (the --config file)
 
     @property
     def platform_ids(self) -> frozenset[int]:
@@ -69,16 +71,29 @@ def _reader() -> Reader:
     return Reader()
 
 
-def load(
-    paths: Sequence[str],
-    config: str | None,
-    namespace: str | None,
-    environ: Mapping[str, str] | None = None,
-    *,
-    runtimes: Sequence[str] = (),
-    root: str | None = None,
-    timeout: float = 60.0,
-) -> tuple[ResourceList, Inputs]:
+class ReadRequest(Record):
+    """What ``load`` reads: ``render``'s and ``explain``'s paths and options."""
+
+    __slots__ = ("config", "namespace", "paths", "root", "runtimes", "timeout")
+
+    def __init__(
+        self,
+        paths: Sequence[str],
+        config: str | None = None,
+        namespace: str | None = None,
+        runtimes: Sequence[str] = (),
+        root: str | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.paths: Final = paths
+        self.config: Final = config
+        self.namespace: Final = namespace
+        self.runtimes: Final = runtimes
+        self.root: Final = root
+        self.timeout: Final = timeout
+
+
+def load(request: ReadRequest, environ: Mapping[str, str] | None = None) -> tuple[ResourceList, Inputs]:
     """The inputs as one ResourceList, read as ``render`` and ``explain`` read them; problems that
     stop reading are in ``Inputs.errors``, entries skipped in ``Inputs.notes``. Objects that name
     no namespace get ``namespace``; objects read from ``runtimes`` are marked local-config."""
@@ -86,16 +101,18 @@ def load(
 
     from ..krm import resource_list as krm
 
+    config, namespace, timeout = request.config, request.namespace, request.timeout
     inputs = Inputs()
     inputs.reader.time_limit = timeout
     inputs.reader.deadline = time.monotonic() + timeout  # one limit for all the render's kustomize builds
-    default_root = _default_root(root, environ)
+    default_root = _default_root(request.root, environ)
     platform = _platform_config(config, inputs.reader)
-    skip = {os.path.realpath(config)} if config else set()
-    for raw in paths:
-        _read_path(raw, inputs, skip, default_root, timeout)
-    if runtimes:
-        _read_runtimes(runtimes, inputs, skip, default_root, timeout)
+    if config:
+        inputs.skip.add(os.path.realpath(config))
+    for raw in request.paths:
+        _read_path(raw, inputs, default_root, timeout)
+    if request.runtimes:
+        _read_runtimes(request.runtimes, inputs, default_root, timeout)
     _take_configs(inputs)
     config_item = None
     if not inputs.errors:
@@ -132,14 +149,14 @@ def _default_root(root: str | None, environ: Mapping[str, str] | None) -> Root:
     return Root(os.path.realpath(cwd), ".")
 
 
-def _read_path(raw: str, inputs: Inputs, skip: set[str], default_root: Root, timeout: float) -> None:
+def _read_path(raw: str, inputs: Inputs, default_root: Root, timeout: float) -> None:
     try:
-        _read_path_or_fail(raw, inputs, skip, default_root, timeout)
+        _read_path_or_fail(raw, inputs, default_root, timeout)
     except OSError as err:
         raise RenderError(f"{shown(raw)}: cannot read: {err.strerror or err}") from None
 
 
-def _read_path_or_fail(raw: str, inputs: Inputs, skip: set[str], default_root: Root, timeout: float) -> None:
+def _read_path_or_fail(raw: str, inputs: Inputs, default_root: Root, timeout: float) -> None:
     from .sources import root_for
 
     reader = inputs.reader
@@ -153,7 +170,7 @@ def _read_path_or_fail(raw: str, inputs: Inputs, skip: set[str], default_root: R
     root = root_for(raw, default_root)
     real = reader.resolve(raw, raw, root)
     if os.path.isdir(real):
-        _read_dir(real, raw, root, inputs, skip, timeout)
+        _read_dir(real, raw, root, inputs, timeout)
     elif os.path.isfile(real):
         if reader.first_time(real, raw):
             _read_file(real, raw, inputs)
@@ -163,13 +180,13 @@ def _read_path_or_fail(raw: str, inputs: Inputs, skip: set[str], default_root: R
         raise RenderError(f"{shown(raw)}: a broken symbolic link")
 
 
-def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, skip: set[str], timeout: float) -> None:
+def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, timeout: float) -> None:
     """A folder: first walked whole (each real folder and file once, every size from stat, the sum
     checked against the budget), then read in name order, kustomizations built where found."""
     from . import kustomize
 
     tasks: list[tuple[str, str, int | None]] = []
-    _walk(real_dir, label, root, inputs, skip, tasks, 0)
+    _walk(real_dir, label, root, inputs, tasks, 0)
     inputs.reader.budget.take_bytes(sum(size or 0 for _, _, size in tasks), label)
     for real, entry_label, size in tasks:
         if size is not None:
@@ -227,7 +244,6 @@ def _walk(
     label: str,
     root: Root,
     inputs: Inputs,
-    skip: set[str],
     tasks: list[tuple[str, str, int | None]],
     depth: int,
 ) -> None:
@@ -245,8 +261,8 @@ def _walk(
         return
     for real, entry_label, size in reader.walk(real_dir, label, root):
         if size is None:
-            _walk(real, entry_label, root, inputs, skip, tasks, depth + 1)
-        elif real not in skip and reader.first_time(real, entry_label):
+            _walk(real, entry_label, root, inputs, tasks, depth + 1)
+        elif real not in inputs.skip and reader.first_time(real, entry_label):
             tasks.append((real, entry_label, size))
 
 
@@ -256,7 +272,7 @@ def _read_file(real: str, label: str, inputs: Inputs) -> None:
         _read_text(_decode(data, label), shown(label), inputs)
 
 
-def _read_runtimes(paths: Sequence[str], inputs: Inputs, skip: set[str], default_root: Root, timeout: float) -> None:
+def _read_runtimes(paths: Sequence[str], inputs: Inputs, default_root: Root, timeout: float) -> None:
     """Reference runtimes: read like inputs (a kustomization built, its local-config objects kept as
     a build under kustomize leaves them to a function), marked local-config (never printed); other
     kinds are skipped. Each path must give at least one runtime."""
@@ -266,7 +282,7 @@ def _read_runtimes(paths: Sequence[str], inputs: Inputs, skip: set[str], default
         if raw == "-":
             raise RenderError("--runtimes -: give a file or folder (stdin is for the inputs)")
         start, unconfigured = len(inputs.items), len(inputs.unconfigured)
-        _read_path(raw, inputs, skip, default_root, timeout)
+        _read_path(raw, inputs, default_root, timeout)
         del inputs.unconfigured[unconfigured:]  # runtimes, not a repository the function's config applies to
         read = inputs.items[start:]
         del inputs.items[start:]

@@ -26,22 +26,15 @@ class ContainerInfo(Record):
     __slots__ = ("container_list", "index", "job", "job_index", "name", "resources", "restart_policy")
 
     def __init__(
-        self,
-        job: str,
-        job_index: int,
-        container_list: ContainerList,
-        index: int,
-        name: str,
-        resources: dict[str, Any],
-        restart_policy: str | None,
+        self, job: str, job_index: int, container_list: ContainerList, index: int, container: RuntimeContainer
     ) -> None:
         self.job: Final = job
         self.job_index: Final = job_index
         self.container_list: Final = container_list
         self.index: Final = index
-        self.name: Final = name
-        self.resources: Final = resources
-        self.restart_policy: Final = restart_policy
+        self.name: Final = container.name
+        self.resources: Final[dict[str, Any]] = dict(container.resources or {})
+        self.restart_policy: Final = container.restart_policy
 
     @property
     def role(self) -> str:
@@ -106,20 +99,18 @@ class ReplicatedJob(Record):
         name: str,
         replicas: int | None,
         labels: dict[str, str],
-        parallelism: int | None,
-        completions: Any,  # the Job spec's, as written
+        counts: tuple[int | None, Any],  # the Job spec's parallelism and completions, as written
         pod_spec: dict[str, Any],  # the pod template's other fields (priorityClassName, overhead, ...)
-        init_containers: list[RuntimeContainer],
-        containers: list[RuntimeContainer],
+        containers: tuple[list[RuntimeContainer], list[RuntimeContainer]],  # initContainers, containers
     ) -> None:
         self.name: Final = name
         self.replicas: Final = replicas
         self.labels: Final = labels
-        self.parallelism: Final = parallelism
-        self.completions: Final = completions
+        self.parallelism: Final = counts[0]
+        self.completions: Final = counts[1]
         self.pod_spec: Final = pod_spec
-        self.init_containers: Final = init_containers
-        self.containers: Final = containers
+        self.init_containers: Final = containers[0]
+        self.containers: Final = containers[1]
 
 
 class MPIPolicy(Record):
@@ -215,10 +206,9 @@ def _job(job: dict[str, Any], trusted: bool) -> ReplicatedJob:
         _string(job.get("name", _ABSENT)),
         _optional_int(job.get("replicas", _ABSENT)),
         labels,
-        _optional_int(job_spec.get("parallelism", _ABSENT)),
-        job_spec.get("completions"),
+        (_optional_int(job_spec.get("parallelism", _ABSENT)), job_spec.get("completions")),
         {k: v for k, v in pod.items() if k not in _POD_FIELDS},
-        *lists,
+        (lists[0], lists[1]),
     )
 
 
@@ -293,8 +283,6 @@ def jobs_of(runtime: RuntimeSpec) -> dict[str, JobInfo]:
         )
         for list_name, entries in lists:
             for i, c in enumerate(entries):
-                containers[(list_name, c.name)] = ContainerInfo(
-                    job.name, j, list_name, i, c.name, dict(c.resources or {}), c.restart_policy
-                )
+                containers[(list_name, c.name)] = ContainerInfo(job.name, j, list_name, i, c)
         jobs[job.name] = JobInfo(job.name, j, containers)
     return jobs

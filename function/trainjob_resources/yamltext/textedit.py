@@ -24,10 +24,11 @@ break that may hold a block scalar.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
 
+from ..values.records import Record
 from . import yamlnodes as yn
 
 _READ = "_read_children"  # on a collection: its children as read
@@ -249,6 +250,20 @@ def render(text: str, root: MappingNode, another: bool = False) -> str | None:
     return "".join(parts)
 
 
+class _ReadEntries(Record):
+    """A block collection's entries as read (their keys or items, and values), whether it is a
+    mapping, what is appended after them, and the column they start at."""
+
+    __slots__ = ("appended", "column", "ids", "mapping", "values")
+
+    def __init__(self, ids: list[Node], values: list[Node], mapping: bool, appended: list[Any], column: int) -> None:
+        self.ids: Final = ids
+        self.values: Final = values
+        self.mapping: Final = mapping
+        self.appended: Final = appended
+        self.column: Final = column
+
+
 class _Writer:
     def __init__(self, text: str, another: bool = False) -> None:
         self.text = text
@@ -354,7 +369,7 @@ class _Writer:
                 run_end = i
                 while run_end + 1 < count and run_end + 1 not in kept:
                     run_end += 1
-                self.remove(read_ids, read_values, i, run_end, mapping, appended, column)
+                self.remove(_ReadEntries(read_ids, read_values, mapping, appended, column), i, run_end)
                 if run_end == count - 1:
                     return  # what was appended went where the removed entries were
                 i = run_end + 1
@@ -374,17 +389,15 @@ class _Writer:
             pad = "\n" + " " * column
             self.edit(at, at, "".join(pad + _entry_text(c, mapping, column) for c in appended))
 
-    def remove(
-        self,
-        read_ids: list[Node],
-        read_values: list[Node],
-        first: int,
-        last: int,
-        mapping: bool,
-        appended: list[Any],
-        column: int,
-    ) -> None:
+    def remove(self, read: _ReadEntries, first: int, last: int) -> None:
         """Remove the entries ``first``..``last`` as read, with the comment lines above them."""
+        read_ids, read_values, mapping, appended, column = (
+            read.ids,
+            read.values,
+            read.mapping,
+            read.appended,
+            read.column,
+        )
 
         def start_of(i: int) -> int:
             return read_ids[i].start_mark.index if mapping else self.dash_of(read_ids[i])

@@ -27,9 +27,7 @@ _POD_READS = (RUNTIME, NAMESPACE_POLICY, TOPOLOGY, MANAGERS, RESOURCES_PER_NODE,
 
 def _check(context: TrainJobContext, _: Any) -> list[Violation]:
     reuse = (context.memo.pod_parts, key_of(_POD_READS, context))
-    return evaluate(
-        context.trainjob, context.namespace, context.runtime, context.sites, context.bundle, context.config, reuse
-    )
+    return evaluate(context, reuse)
 
 
 RULE = Rule(

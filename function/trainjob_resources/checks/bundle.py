@@ -15,6 +15,7 @@ from ..kube.resource_rules import default_requests, validate_resource_requiremen
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
 from ..trainer.runtime_view import JobInfo, RuntimeSpec, jobs_of, parse_runtime
 from ..trainer.trainjob_view import RuntimeRef
+from ..values.keys import LOCAL_CONFIG
 from ..values.records import MutableRecord, Record
 from ..values.violations import Severity, Violation
 from .provenance import DERIVED_FROM, old
@@ -29,7 +30,6 @@ def identity_of(item: Item) -> Identity:
     return (item.kind, namespace, item.name)
 
 
-LOCAL_CONFIG: Final = "config.kubernetes.io/local-config"
 NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
 PREVIOUS_NAMES = ("internal.config.kubernetes.io/previousNames", "config.kubernetes.io/previousNames")
 PREVIOUS_KINDS = ("internal.config.kubernetes.io/previousKinds", "config.kubernetes.io/previousKinds")

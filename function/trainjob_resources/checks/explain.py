@@ -31,6 +31,7 @@ from ..trainer.sites import ContainerSite
 from ..trainer.topology import Topology, pod_count, topology
 from ..trainer.trainjob_view import TrainJob, resources_per_node
 from ..values import fieldpath
+from ..values.keys import CONTAINER_LISTS
 from ..values.records import MutableRecord, Record
 from ..values.violations import Violation
 from .bundle import RuntimeEntry
@@ -256,7 +257,7 @@ def explain_trainjob(
 def _in_pod_order(info: JobInfo, topo: Topology) -> list[ContainerInfo]:
     """The job's containers in the order the patched pod lists them (``topology``)."""
     out: list[ContainerInfo] = []
-    for list_name in ("initContainers", "containers"):
+    for list_name in CONTAINER_LISTS:
         listed = {name: c for (lst, name), c in info.containers.items() if lst == list_name}
         out += [listed[name] for name in topo.order(info.name, list_name, list(listed)) if name in listed]
     return out

@@ -22,6 +22,7 @@ from ..kube.quantity import QuantityError, parse_quantity
 from ..trainer.api import CLUSTER_RUNTIME_KIND, JOB_CHAIN, POD_CHAIN, TRAINER_GROUP
 from ..trainer.effective import ContainerKey, Effective
 from ..values import records
+from ..values.keys import CONTAINER_LISTS
 from ..yamltext import textedit
 from ..yamltext import yamlnodes as yn
 from .provenance import (
@@ -292,7 +293,7 @@ def _strip_job(job: Node, manager: str, removed: list[Record]) -> bool:
 
     def strip_pod(pod: Node) -> bool:
         assert isinstance(pod, MappingNode)
-        for list_name in ("initContainers", "containers"):
+        for list_name in CONTAINER_LISTS:
             entries = yn.get(pod, list_name)
             if not isinstance(entries, SequenceNode):
                 continue

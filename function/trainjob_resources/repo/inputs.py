@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from ..values.keys import LOCAL_CONFIG
 from ..values.records import Record
 from ..yamltext.documents import split_documents
 from .sources import RenderError, shown
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 
 PATH_KEY = "internal.config.kubernetes.io/path"
 INDEX_KEY = "internal.config.kubernetes.io/index"
-LOCAL_CONFIG = "config.kubernetes.io/local-config"
 STDIN_LABEL = "<stdin>"
 DEFAULTED_KINDS = {("trainer.kubeflow.org", "TrainJob"), ("trainer.kubeflow.org", "TrainingRuntime")}
 DEFAULTED_KINDS |= {("", "LimitRange"), ("", "ResourceQuota")}

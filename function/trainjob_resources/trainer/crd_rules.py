@@ -22,6 +22,7 @@ from typing import Any
 
 from ..kube.merge import DIRECTIVE, MAPPINGS, REPLACE
 from ..values import fieldpath
+from ..values.keys import CONTAINER_LISTS
 from ..values.violations import Violation
 from .api import JOB_CHAIN, POD_CHAIN
 
@@ -160,7 +161,7 @@ def _pod(pod: Mapping[str, Any], path: str) -> list[Violation]:
         )
     for field, most, key in _POD_LISTS:
         out += _list(pod.get(field), path, field, most, key)
-    for field in ("initContainers", "containers"):
+    for field in CONTAINER_LISTS:
         for c, container in enumerate(pod.get(field) or []):
             where = fieldpath.index(f"{path}.{field}", c)
             out += _length(container.get("name"), f"{where}.name", 253, 1)

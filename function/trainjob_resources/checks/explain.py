@@ -17,7 +17,7 @@ from ..krm.resource_list import ResourceRef, Result
 from ..kube.podmath import (
     ContainerResources,
     PodResources,
-    ResourceList,
+    Quantities,
     Section,
     add,
     pod_limits,
@@ -92,7 +92,7 @@ class ContainerView(MutableRecord):
     def section(self, section: Section) -> dict[str, Value]:
         return self.requests if section == "requests" else self.limits
 
-    def quantities(self, section: Section) -> ResourceList:
+    def quantities(self, section: Section) -> Quantities:
         return {name: value.quantity for name, value in self.section(section).items()}
 
     def resources(self) -> ContainerResources:
@@ -155,8 +155,8 @@ class TrainJobView(MutableRecord):
         self.runtime_kind = runtime_kind
         self.runtime_name = runtime_name
         self.jobs = jobs
-        self.total_requests: ResourceList = {}
-        self.total_limits: ResourceList = {}
+        self.total_requests: Quantities = {}
+        self.total_limits: Quantities = {}
         for job in jobs:
             self.total_requests = add(self.total_requests, scale(job.pod_requests, job.pods))
             self.total_limits = add(self.total_limits, scale(job.pod_limits, job.pods))
@@ -177,7 +177,7 @@ class TrainJobView(MutableRecord):
 
 
 # A replicated job: the runtime's job, its info, its containers, its pod, the pod's requests and limits.
-_JobParts = tuple[Any, JobInfo, list[ContainerView], PodResources, ResourceList, ResourceList]
+_JobParts = tuple[Any, JobInfo, list[ContainerView], PodResources, Quantities, Quantities]
 
 
 class PodParts(Record):
@@ -325,13 +325,13 @@ def _value_path(source: Source, section: str, name: str) -> str | None:
     return fieldpath.child(fieldpath.child(source.path, section), name)
 
 
-def _pod_level(resources: Any, section: str, job: str, problems: list[Violation]) -> ResourceList:
+def _pod_level(resources: Any, section: str, job: str, problems: list[Violation]) -> Quantities:
     values = resources.get(section) if isinstance(resources, Mapping) else None
     return _quantities(values, f"replicated job {job!r} pod-level resources.{section}", problems)
 
 
-def _quantities(values: Any, what: str, problems: list[Violation]) -> ResourceList:
-    out: ResourceList = {}
+def _quantities(values: Any, what: str, problems: list[Violation]) -> Quantities:
+    out: Quantities = {}
     for name, raw in values.items() if isinstance(values, Mapping) else ():
         try:
             out[str(name)] = _parse(raw)

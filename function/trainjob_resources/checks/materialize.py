@@ -36,7 +36,7 @@ from .provenance import (
     RESOURCES,
     RUNTIME_REF,
     SYNC_WAVE,
-    Record,
+    PatchRecord,
     dependency,
     dump,
     record_text,
@@ -277,9 +277,9 @@ def with_internal_annotations(derived: MappingNode, previous: Item) -> None:
             yn.set_key(annotations, key, yn.str_node(value))
 
 
-def strip_resources(trainjob: MappingNode) -> list[Record]:
+def strip_resources(trainjob: MappingNode) -> list[PatchRecord]:
     """Remove ``resources`` from every ContainerPatch, prune what that leaves empty; return what was removed."""
-    removed: list[Record] = []
+    removed: list[PatchRecord] = []
     patches = yn.get_path(trainjob, "spec", "runtimePatches")
     for patch in patches.value if isinstance(patches, SequenceNode) else []:
         manager = yn.scalar(yn.get(patch, "manager")) or ""
@@ -287,7 +287,7 @@ def strip_resources(trainjob: MappingNode) -> list[Record]:
     return removed
 
 
-def _strip_job(job: Node, manager: str, removed: list[Record]) -> bool:
+def _strip_job(job: Node, manager: str, removed: list[PatchRecord]) -> bool:
     """Strip one replicatedJobs entry; True when it is left with nothing but its name."""
     name = yn.scalar(yn.get(job, "name")) or ""
 
@@ -303,7 +303,9 @@ def _strip_job(job: Node, manager: str, removed: list[Record]) -> bool:
                 if isinstance(container, MappingNode) and resources is not None:
                     cname = yn.scalar(yn.get(container, "name")) or ""
                     value = yn.to_python(resources)
-                    removed.append(Record(manager, name, list_name, cname, value if isinstance(value, dict) else {}))
+                    removed.append(
+                        PatchRecord(manager, name, list_name, cname, value if isinstance(value, dict) else {})
+                    )
                     yn.delete_key(container, "resources")
                     if [k for k, _ in yn.items_of(container)] == ["name"]:
                         continue
@@ -340,7 +342,9 @@ def _strip_chain(node: Node, chain: tuple[str, ...], leaf: Any) -> bool:
     return not node.value
 
 
-def point_at(trainjob: Item, kind: str, namespace: str, name: str, original_ref: Any, removed: list[Record]) -> None:
+def point_at(
+    trainjob: Item, kind: str, namespace: str, name: str, original_ref: Any, removed: list[PatchRecord]
+) -> None:
     """Rewrite the TrainJob's runtimeRef to the derived runtime ``kind`` ``namespace``/``name``
     (``namespace`` empty for a cluster-scoped one), make it depend on it for kpt live apply (not
     when the TrainJob names no namespace: its runtime's namespace is then not known), and record
@@ -357,7 +361,7 @@ def point_at(trainjob: Item, kind: str, namespace: str, name: str, original_ref:
     record_removed(trainjob, removed)
 
 
-def record_removed(trainjob: Item, removed: list[Record]) -> None:
+def record_removed(trainjob: Item, removed: list[PatchRecord]) -> None:
     """Record the ``resources`` taken out of the patches (those that say nothing, ``{}`` or only
     empty maps, are dropped for good), so that a re-render puts them back."""
     kept = [r for r in removed if any(v != {} for v in r.resources.values())]

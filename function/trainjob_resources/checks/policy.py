@@ -27,8 +27,9 @@ from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, localcontext
 from typing import Any, Final, TypeVar
 
 from ..krm.resource_list import Item
-from ..kube.podmath import ResourceList, Section, is_limit_ranger_pod_level_resource, pod_limits, pod_requests
+from ..kube.podmath import Quantities, Section, is_limit_ranger_pod_level_resource, pod_limits, pod_requests
 from ..kube.quantity import Quantity, QuantityError, parse_quantity
+from ..kube.resource_rules import is_extended_resource_name
 from ..trainer.trainjob_view import TrainJob
 from ..values.records import MutableRecord, Record
 from ..values.violations import Violation
@@ -75,11 +76,11 @@ class LimitItem(Record):
     def __init__(
         self,
         type: str,
-        min: ResourceList,
-        max: ResourceList,
-        max_limit_request_ratio: ResourceList,
-        default: ResourceList,
-        default_request: ResourceList,
+        min: Quantities,
+        max: Quantities,
+        max_limit_request_ratio: Quantities,
+        default: Quantities,
+        default_request: Quantities,
     ) -> None:
         self.type: Final = type
         self.min: Final = min
@@ -98,8 +99,8 @@ class LimitRange(Record):
 
     def container_defaults(self) -> ContainerDefaults:
         """The LimitRanger's ``defaultContainerResourceRequirements``: later Container items win per key."""
-        requests: ResourceList = {}
-        limits: ResourceList = {}
+        requests: Quantities = {}
+        limits: Quantities = {}
         for item in self.items:
             if item.type == "Container":
                 requests.update(item.default_request)
@@ -119,7 +120,7 @@ class ScopeRequirement(Record):
 class Quota(Record):
     __slots__ = ("display", "hard", "scopes")
 
-    def __init__(self, display: str, hard: ResourceList, scopes: tuple[ScopeRequirement, ...]) -> None:
+    def __init__(self, display: str, hard: Quantities, scopes: tuple[ScopeRequirement, ...]) -> None:
         self.display: Final = display
         self.hard: Final = hard
         self.scopes: Final = scopes
@@ -255,12 +256,12 @@ def read_quota(item: Item) -> Quota:
     return Quota(item.ref.display(), hard, tuple(scopes))
 
 
-def _resource_list(value: Any, where: str) -> ResourceList:
+def _resource_list(value: Any, where: str) -> Quantities:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise _Unreadable(f"{where} must be a mapping")
-    out: ResourceList = {}
+    out: Quantities = {}
     for name, raw in value.items():
         try:
             out[str(name)] = parse_quantity(raw)
@@ -440,9 +441,9 @@ def _peak_phase(job: JobView, section: Section, name: str) -> list[ContainerView
 # ResourceQuota
 
 
-def pod_usage(requests: Mapping[str, Quantity], limits: Mapping[str, Quantity]) -> ResourceList:
+def pod_usage(requests: Mapping[str, Quantity], limits: Mapping[str, Quantity]) -> Quantities:
     """What one pod counts against a quota (the quota evaluator's ``podComputeUsageHelper``)."""
-    usage: ResourceList = {"pods": Quantity(1), "count/pods": Quantity(1)}
+    usage: Quantities = {"pods": Quantity(1), "count/pods": Quantity(1)}
     for name in ("cpu", "memory", "ephemeral-storage"):
         if name in requests:
             usage[name] = usage[f"requests.{name}"] = requests[name]
@@ -451,13 +452,9 @@ def pod_usage(requests: Mapping[str, Quantity], limits: Mapping[str, Quantity]) 
     for name, request in requests.items():
         if name.startswith("hugepages-"):
             usage[name] = usage[f"requests.{name}"] = request
-        elif _is_extended(name):
+        elif is_extended_resource_name(name):
             usage[f"requests.{name}"] = request
     return usage
-
-
-def _is_extended(name: str) -> bool:
-    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
 
 
 def quota_violations(view: TrainJobView, quotas: Iterable[Quota], trainjob: TrainJob) -> list[Violation]:

@@ -17,7 +17,7 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 
 from ..kube.merge import compose_patches
 from ..trainer.api import CLUSTER_RUNTIME_KIND, JOB_CHAIN, POD_CHAIN, TRAINER_GROUP
-from ..values.records import Record as _Record
+from ..values.records import Record
 from ..yamltext import yamlnodes as yn
 
 # The project's own domain, the functionConfig's API group (config.CONFIG_API_VERSION): every
@@ -41,7 +41,7 @@ def old(key: str) -> str:
     return OLD_PREFIX + key.removeprefix(PREFIX)
 
 
-class Record(_Record):
+class PatchRecord(Record):
     """``resources`` that one manager's patch set on one container."""
 
     __slots__ = ("container", "container_list", "job", "manager", "resources")
@@ -94,10 +94,12 @@ class ProvenanceError(ValueError):
     """An annotation of this function that no longer parses; the path names it."""
 
 
-def parse_records(text: str) -> list[Record]:
+def parse_records(text: str) -> list[PatchRecord]:
     try:
         raw = json.loads(text)
-        return [Record(r["manager"], r["replicatedJob"], r["list"], r["container"], dict(r["resources"])) for r in raw]
+        return [
+            PatchRecord(r["manager"], r["replicatedJob"], r["list"], r["container"], dict(r["resources"])) for r in raw
+        ]
     except (ValueError, KeyError, TypeError) as err:
         raise ProvenanceError(f"annotation {RESOURCES} is not what this function wrote: {err}") from None
 

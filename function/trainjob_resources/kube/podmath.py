@@ -22,7 +22,9 @@ from ..values.records import Record
 from .quantity import Quantity
 
 Section = Literal["requests", "limits"]
-ResourceList = dict[str, Quantity]
+# A resource list as Kubernetes means it (core/v1 ResourceList): quantities by resource name; not
+# the KRM ResourceList (krm/resource_list.py).
+Quantities = dict[str, Quantity]
 
 HUGEPAGES_PREFIX = "hugepages-"
 
@@ -76,7 +78,7 @@ def is_limit_ranger_pod_level_resource(name: str) -> bool:
     return name in ("cpu", "memory")
 
 
-def add(base: Mapping[str, Quantity], other: Mapping[str, Quantity]) -> ResourceList:
+def add(base: Mapping[str, Quantity], other: Mapping[str, Quantity]) -> Quantities:
     """``addResourceList``: the sum per resource name (a name in one list only is copied)."""
     out = dict(base)
     for name, quantity in other.items():
@@ -84,7 +86,7 @@ def add(base: Mapping[str, Quantity], other: Mapping[str, Quantity]) -> Resource
     return out
 
 
-def maximum(base: Mapping[str, Quantity], other: Mapping[str, Quantity]) -> ResourceList:
+def maximum(base: Mapping[str, Quantity], other: Mapping[str, Quantity]) -> Quantities:
     """``maxResourceList``: the larger value per resource name."""
     out = dict(base)
     for name, quantity in other.items():
@@ -93,22 +95,22 @@ def maximum(base: Mapping[str, Quantity], other: Mapping[str, Quantity]) -> Reso
     return out
 
 
-def scale(values: Mapping[str, Quantity], factor: int) -> ResourceList:
+def scale(values: Mapping[str, Quantity], factor: int) -> Quantities:
     return {name: quantity * factor for name, quantity in values.items()}
 
 
-def total(lists: Iterable[Mapping[str, Quantity]]) -> ResourceList:
-    out: ResourceList = {}
+def total(lists: Iterable[Mapping[str, Quantity]]) -> Quantities:
+    out: Quantities = {}
     for values in lists:
         out = add(out, values)
     return out
 
 
-def aggregate(pod: PodResources, section: Section) -> ResourceList:
+def aggregate(pod: PodResources, section: Section) -> Quantities:
     """``AggregateContainerRequests``/``AggregateContainerLimits``: containers only, KEP-753's formula."""
     result = total(c.section(section) for c in pod.containers)
-    sidecars: ResourceList = {}
-    init_peak: ResourceList = {}
+    sidecars: Quantities = {}
+    init_peak: Quantities = {}
     for container in pod.init_containers:
         values = container.section(section)
         if container.restartable:
@@ -126,7 +128,7 @@ def pod_requests(
     *,
     overhead: bool = True,
     pod_level: Callable[[str], bool] = is_pod_level_resource,
-) -> ResourceList:
+) -> Quantities:
     """``PodRequests``. The LimitRanger calls its copy without overhead and with its own ``pod_level``."""
     requests = aggregate(pod, "requests")
     requests.update({n: q for n, q in defaulted_pod_level_requests(pod, requests).items() if pod_level(n)})
@@ -140,7 +142,7 @@ def pod_limits(
     *,
     overhead: bool = True,
     pod_level: Callable[[str], bool] = is_pod_level_resource,
-) -> ResourceList:
+) -> Quantities:
     """``PodLimits``: overhead is added only to limits that are set and non-zero."""
     limits = aggregate(pod, "limits")
     if any(pod_level(n) for n in (*pod.requests, *pod.limits)):
@@ -152,7 +154,7 @@ def pod_limits(
     return limits
 
 
-def defaulted_pod_level_requests(pod: PodResources, aggregated: Mapping[str, Quantity]) -> ResourceList:
+def defaulted_pod_level_requests(pod: PodResources, aggregated: Mapping[str, Quantity]) -> Quantities:
     """Pod-level requests after the API server's defaulting (``defaultPodRequests``).
 
     A resource with a pod-level limit and no pod-level request gets the containers' aggregate

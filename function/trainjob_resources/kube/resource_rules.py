@@ -70,7 +70,7 @@ def validate_resource_name(name: object, path: str) -> list[Violation]:
     if unqualified and not _is_standard_container(name):
         message = "must be a standard resource for containers" + (f": did you mean {fix!r}?" if fix else "")
         out.append(Violation(path, message, current_value=name, proposed_value=fix))
-    elif not unqualified and not _is_native(name) and not _is_extended(name):
+    elif not unqualified and not _is_native(name) and not is_extended_resource_name(name):
         out.append(Violation(path, "doesn't follow extended resource name standard", current_value=name))
     return out
 
@@ -213,7 +213,8 @@ def _is_native(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
 
 
-def _is_extended(name: str) -> bool:
+def is_extended_resource_name(name: str) -> bool:
+    """``IsExtendedResourceName`` (k8s.io/kubernetes pkg/apis/core/helper/helpers.go)."""
     if _is_native(name) or name.startswith("requests."):
         return False
     return not _qualified_name_errors("requests." + name)
@@ -232,7 +233,7 @@ def _is_standard_container(name: str) -> bool:
 
 
 def _is_integer_resource(name: str) -> bool:
-    return name in _INTEGER or _is_extended(name)
+    return name in _INTEGER or is_extended_resource_name(name)
 
 
 def _byte_len(value: str) -> int:

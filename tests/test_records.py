@@ -6,7 +6,7 @@ import pytest
 from trainjob_resources.checks.bundle import Bundle
 from trainjob_resources.kube.quantity import Quantity, parse_quantity
 from trainjob_resources.trainer.effective import Effective, Source
-from trainjob_resources.trainer.runtime_view import ContainerInfo, RuntimeContainer
+from trainjob_resources.trainer.runtime_view import ContainerInfo, RuntimeContainerView
 from trainjob_resources.values.violations import Violation
 
 
@@ -23,7 +23,7 @@ def test_frozen_records_compare_and_hash_by_value() -> None:
 
 
 def test_mutable_records_compare_by_value_and_are_unhashable() -> None:
-    container = ContainerInfo("node", 0, "containers", 0, RuntimeContainer("node", {}, None))
+    container = ContainerInfo("node", 0, "containers", 0, RuntimeContainerView("node", {}, None))
     assert Effective(container, {}) == Effective(container, {}, {}, [])
     with pytest.raises(TypeError):
         hash(Effective(container, {}))

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from trainjob_resources.trainer.models import violations_from
 from trainjob_resources.trainer.runtime_models import Runtime
-from trainjob_resources.trainer.runtime_view import RuntimeSpec, jobs_of, parse_runtime
+from trainjob_resources.trainer.runtime_view import RuntimeSpecView, jobs_of, parse_runtime
 
 from tests.hostile import RUNTIME, load
 
@@ -154,7 +154,7 @@ def test_the_common_runtime_is_read_without_models(monkeypatch: Any) -> None:
     monkeypatch.setattr(Runtime, "model_validate", refuse)
     spec, violations = parse_runtime(load(RUNTIME)[0])
     assert violations == []
-    assert isinstance(spec, RuntimeSpec)
+    assert isinstance(spec, RuntimeSpecView)
     assert [(j.name, sorted(c for _, c in j.containers)) for j in jobs_of(spec).values()] == [
         ("node", ["loader", "node"])
     ]

@@ -13,8 +13,8 @@ from typing import Final
 from ..krm.resource_list import Item
 from ..kube.resource_rules import default_requests, validate_resource_requirements
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
-from ..trainer.runtime_view import JobInfo, RuntimeSpec, jobs_of, parse_runtime
-from ..trainer.trainjob_view import RuntimeRef
+from ..trainer.runtime_view import JobInfo, RuntimeSpecView, jobs_of, parse_runtime
+from ..trainer.trainjob_view import RuntimeRefView
 from ..values.keys import LOCAL_CONFIG
 from ..values.records import MutableRecord, Record
 from ..values.violations import Severity, Violation
@@ -57,7 +57,7 @@ class RuntimeEntry(MutableRecord):
     def __init__(
         self,
         item: Item,
-        model: RuntimeSpec | None,
+        model: RuntimeSpecView | None,
         violations: list[Violation],
         jobs: dict[str, JobInfo],
         platform: bool = False,
@@ -219,7 +219,7 @@ class Resolution(Record):
         self.foreign: Final = foreign  # the API group of a runtime that is not Trainer's
 
 
-def resolve(bundle: Bundle, ref: RuntimeRef, namespace: str, overrides: bool = True) -> Resolution:
+def resolve(bundle: Bundle, ref: RuntimeRefView, namespace: str, overrides: bool = True) -> Resolution:
     """The runtime a TrainJob in ``namespace`` names, or why it cannot be used. A TrainJob without
     ``overrides`` (no resources in its patches) needs its runtime for nothing but checks: when the
     runtime is not in the bundle the violation is an info (the cluster may well have it). A runtime

@@ -19,7 +19,7 @@ from ..kube.merge import without_nulls
 from ..trainer.api import CLUSTER_RUNTIME_KIND
 from ..trainer.sites import ContainerSite, JobPatchSite, job_sites
 from ..trainer.topology import Topology
-from ..trainer.trainjob_view import TrainJob
+from ..trainer.trainjob_view import TrainJobView
 from ..values.records import MutableRecord
 from . import moving
 from .bundle import Bundle, Identity, Resolution, RuntimeEntry
@@ -74,7 +74,7 @@ class TrainJobContext(MutableRecord):
     )
 
     def __init__(
-        self, item: Item, trainjob: TrainJob, raw: Any, bundle: Bundle, config: Options, memo: Remembering
+        self, item: Item, trainjob: TrainJobView, raw: Any, bundle: Bundle, config: Options, memo: Remembering
     ) -> None:
         self.item = item
         self.trainjob = trainjob

@@ -29,7 +29,7 @@ from ..trainer.effective import PER_NODE_SOURCE, RUNTIME_SOURCE, Effective, Sour
 from ..trainer.runtime_view import ContainerInfo, ContainerList, JobInfo
 from ..trainer.sites import ContainerSite
 from ..trainer.topology import Topology, pod_count, topology
-from ..trainer.trainjob_view import TrainJob, resources_per_node
+from ..trainer.trainjob_view import TrainJobView, resources_per_node
 from ..values import fieldpath
 from ..values.keys import CONTAINER_LISTS
 from ..values.records import MutableRecord, Record
@@ -129,7 +129,7 @@ def unbounded_limits(pod: PodResources) -> frozenset[str]:
     return frozenset(name for name in used if name not in pod.limits and any(name not in c.limits for c in containers))
 
 
-class TrainJobView(MutableRecord):
+class TrainJobPods(MutableRecord):
     __slots__ = (
         "jobs",
         "name",
@@ -199,7 +199,7 @@ Reuse = tuple[dict[Any, PodParts], Any]
 
 
 def pod_parts(
-    trainjob: TrainJob,
+    trainjob: TrainJobView,
     entry: RuntimeEntry,
     sites: Sequence[ContainerSite],
     defaults: Sequence[ContainerDefaults] = (),
@@ -233,7 +233,7 @@ def pod_parts(
 
 def explain_trainjob(
     context: TrainJobContext, defaults: Sequence[ContainerDefaults] = (), reuse: Reuse | None = None
-) -> TrainJobView:
+) -> TrainJobPods:
     """The pods a valid TrainJob makes, container by container (``defaults``: the namespace's LimitRanges;
     the mode decides which patches stay on the TrainJob, and so reorder containers, see ``topology``)."""
     trainjob, entry, sites, mode = context.trainjob, context.runtime, context.sites, context.config.mode
@@ -244,7 +244,7 @@ def explain_trainjob(
         if reuse is not None:
             reuse[0][reuse[1]] = parts
     jobs = [JobView(one, pod_count(parts.topo, entry.model, trainjob, one[0].name)) for one in parts.jobs]
-    return TrainJobView(
+    return TrainJobPods(
         trainjob.metadata.name,
         context.namespace,
         entry.item.kind,
@@ -387,18 +387,18 @@ def left_out(
 # Rendering
 
 
-def to_json(views: Sequence[TrainJobView], left_out: Sequence[LeftOut] = ()) -> dict[str, Any]:
+def to_json(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {"trainJobs": [_trainjob_json(v) for v in views]}
     if left_out:
         out["notExplained"] = [{"name": t.name, "namespace": t.namespace, "reason": t.reason} for t in left_out]
     return out
 
 
-def render_json(views: Sequence[TrainJobView], left_out: Sequence[LeftOut] = ()) -> str:
+def render_json(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] = ()) -> str:
     return json.dumps(to_json(views, left_out), indent=2, ensure_ascii=False) + "\n"
 
 
-def _left_out_text(views: Sequence[TrainJobView], left_out: Sequence[LeftOut], none: str) -> str:
+def _left_out_text(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut], none: str) -> str:
     """What to say about the TrainJobs not shown, and when nothing is shown at all."""
     if not left_out:
         return "" if views else none
@@ -411,7 +411,7 @@ def _left_out_text(views: Sequence[TrainJobView], left_out: Sequence[LeftOut], n
     return lead + "\n" + "".join(f"- {t.display}: {t.reason}\n" for t in left_out)
 
 
-def _trainjob_json(view: TrainJobView) -> dict[str, Any]:
+def _trainjob_json(view: TrainJobPods) -> dict[str, Any]:
     return {
         "name": view.name,
         "namespace": view.namespace,
@@ -466,7 +466,7 @@ def _listing(values: Mapping[str, Quantity], separator: str = ", ", unbounded: f
     )
 
 
-def summary(view: TrainJobView) -> str:
+def summary(view: TrainJobPods) -> str:
     """One line for the function's info result: requests per pod of each replicated job, and in total."""
     jobs = "; ".join(
         f"{job.name}: {job.pods} pod{'s' if job.pods != 1 else ''} x ({_listing(job.pod_requests)})"
@@ -494,7 +494,7 @@ OVERHEAD_LABEL = "(overhead)"
 OVERHEAD_SOURCE = "runtime (overhead: added to the requests, and to the limits that are set)"
 
 
-def render_table(views: Sequence[TrainJobView], left_out: Sequence[LeftOut] = ()) -> str:
+def render_table(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] = ()) -> str:
     """A plain-text table per TrainJob: one row per container and resource, each pod, and the total."""
     blocks: list[str] = []
     for view in views:
@@ -551,7 +551,7 @@ def _align(rows: list[list[str]]) -> str:
     )
 
 
-def render_markdown(views: Sequence[TrainJobView], left_out: Sequence[LeftOut] = ()) -> str:
+def render_markdown(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] = ()) -> str:
     """Markdown for a pull-request comment: one table per TrainJob, one row per container."""
     blocks: list[str] = []
     for view in views:

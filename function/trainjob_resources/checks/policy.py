@@ -30,7 +30,7 @@ from ..krm.resource_list import Item
 from ..kube.podmath import Quantities, Section, is_limit_ranger_pod_level_resource, pod_limits, pod_requests
 from ..kube.quantity import Quantity, QuantityError, parse_quantity
 from ..kube.resource_rules import is_extended_resource_name
-from ..trainer.trainjob_view import TrainJob
+from ..trainer.trainjob_view import TrainJobView
 from ..values.records import MutableRecord, Record
 from ..values.violations import Violation
 from .bundle import Bundle
@@ -44,7 +44,7 @@ from .explain import (
     ContainerView,
     JobView,
     Reuse,
-    TrainJobView,
+    TrainJobPods,
     explain_trainjob,
     summary,
 )
@@ -129,7 +129,7 @@ class Quota(Record):
 class Assessment(MutableRecord):
     __slots__ = ("view", "violations")
 
-    def __init__(self, view: TrainJobView, violations: list[Violation]) -> None:
+    def __init__(self, view: TrainJobPods, violations: list[Violation]) -> None:
         self.view = view
         self.violations = violations
 
@@ -273,7 +273,7 @@ def _resource_list(value: Any, where: str) -> Quantities:
 # LimitRange
 
 
-def limit_range_violations(view: TrainJobView, limit_ranges: Iterable[LimitRange]) -> list[Violation]:
+def limit_range_violations(view: TrainJobPods, limit_ranges: Iterable[LimitRange]) -> list[Violation]:
     out: list[Violation] = []
     for limit_range in limit_ranges:
         for item in limit_range.items:
@@ -457,7 +457,7 @@ def pod_usage(requests: Mapping[str, Quantity], limits: Mapping[str, Quantity]) 
     return usage
 
 
-def quota_violations(view: TrainJobView, quotas: Iterable[Quota], trainjob: TrainJob) -> list[Violation]:
+def quota_violations(view: TrainJobPods, quotas: Iterable[Quota], trainjob: TrainJobView) -> list[Violation]:
     out: list[Violation] = []
     for quota in quotas:
         matches = [_scopes_match(quota, job) for job in view.jobs]
@@ -469,7 +469,7 @@ def quota_violations(view: TrainJobView, quotas: Iterable[Quota], trainjob: Trai
     return out
 
 
-def _quota_totals(quota: Quota, jobs: list[JobView], trainjob: TrainJob) -> list[Violation]:
+def _quota_totals(quota: Quota, jobs: list[JobView], trainjob: TrainJobView) -> list[Violation]:
     out = []
     usages = [(job, pod_usage(job.pod_requests, job.pod_limits)) for job in jobs]
     for key, hard in quota.hard.items():
@@ -491,7 +491,7 @@ def _quota_totals(quota: Quota, jobs: list[JobView], trainjob: TrainJob) -> list
     return out
 
 
-def _quota_path(key: str, jobs: list[JobView], trainjob: TrainJob) -> str:
+def _quota_path(key: str, jobs: list[JobView], trainjob: TrainJobView) -> str:
     section: Section = "limits" if key.startswith("limits.") else "requests"
     name = key.removeprefix("limits.").removeprefix("requests.")
     if key not in ("pods", "count/pods"):
@@ -572,7 +572,7 @@ def _best_effort(job: JobView) -> bool:
 # The functionConfig's platform policy
 
 
-def platform_violations(view: TrainJobView, config: Options) -> list[Violation]:
+def platform_violations(view: TrainJobPods, config: Options) -> list[Violation]:
     maxima = {name: parse_quantity(raw) for name, raw in config.max_per_container.items()}
     allowed = set(config.allowed_resources) if config.allowed_resources is not None else None
     out: list[Violation] = []

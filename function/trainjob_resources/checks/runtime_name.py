@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND
 from ..trainer.sites import ContainerSite
-from ..trainer.trainjob_view import TrainJob
+from ..trainer.trainjob_view import TrainJobView
 from ..values.violations import Violation
 from ..yamltext import yamlnodes as yn
 from .bundle import RuntimeEntry
@@ -34,7 +34,7 @@ SUPPORT_DEPRECATED = "deprecated"
 
 
 def name_keyed_violations(
-    trainjob: TrainJob, entry: RuntimeEntry, derived: list[ContainerSite], derived_kind: str
+    trainjob: TrainJobView, entry: RuntimeEntry, derived: list[ContainerSite], derived_kind: str
 ) -> list[Violation]:
     """Findings for a TrainJob that materialization points at a derived runtime of ``derived_kind``
     (``derived``: the patches folded into it)."""

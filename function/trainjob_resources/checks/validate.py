@@ -26,7 +26,7 @@ from ..trainer.runtime_view import (
     TRAINER_ANCESTOR,
     TRAINER_CONTAINER,
     JobInfo,
-    RuntimeSpec,
+    RuntimeSpecView,
 )
 from ..trainer.sites import ContainerSite, JobPatchSite
 from ..trainer.topology import Topology
@@ -237,7 +237,7 @@ _REQUIRED_CONTAINERS = {
 INITIALIZER_VOLUME = "initializer"  # pkg/runtime/framework/plugins/jobset/constants/constants.go
 
 
-def webhook_violations(runtime: RuntimeSpec, base_display: str, kind: str) -> list[Violation]:
+def webhook_violations(runtime: RuntimeSpecView, base_display: str, kind: str) -> list[Violation]:
     """What the runtime webhooks refuse on create (``validateReplicatedJobs``,
     ``pkg/webhooks/trainingruntime_webhook.go``, also run by ``clustertrainingruntime_webhook.go``):
     a job labelled trainer or initializer with ``replicas`` other than 1 (the CRD defaults it to 1),
@@ -270,7 +270,7 @@ def webhook_violations(runtime: RuntimeSpec, base_display: str, kind: str) -> li
 
 
 def initializer_violations(
-    trainjob: Mapping[str, Any], runtime: RuntimeSpec, sites: list[ContainerSite], display: str
+    trainjob: Mapping[str, Any], runtime: RuntimeSpecView, sites: list[ContainerSite], display: str
 ) -> list[Violation]:
     """``pkg/runtime/framework/plugins/jobset/jobset.go`` ``Validate``: a TrainJob with
     ``spec.initializer.dataset`` (``model``) needs a replicated job ``dataset-initializer``
@@ -308,7 +308,7 @@ def initializer_violations(
     return out
 
 
-def claim_violations(site: ContainerSite, runtime: RuntimeSpec, display: str) -> list[Violation]:
+def claim_violations(site: ContainerSite, runtime: RuntimeSpecView, display: str) -> list[Violation]:
     """A patched container claim must name an entry of the pod's ``resourceClaims`` (Kubernetes'
     pod validation, ``validateResourceClaimNames``); a ``PodSpecPatch`` cannot add one, so the
     runtime's pod template has to have it."""

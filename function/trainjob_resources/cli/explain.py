@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from ..checks.bundle import Bundle
     from ..checks.config import FunctionConfig
-    from ..checks.explain import TrainJobView
+    from ..checks.explain import TrainJobPods
     from ..krm.resource_list import Item, ResourceList, ResourceRef, Result
 
 FORMATS = ("table", "json", "markdown")
@@ -125,7 +125,7 @@ def explain_resource_list(
         config = parse_config(config_item.value() if config_item is not None else None)
     except ConfigError:
         config = None
-    views: list[tuple[ResourceRef, TrainJobView, set[tuple[str, str, str | None]]]] = []
+    views: list[tuple[ResourceRef, TrainJobPods, set[tuple[str, str, str | None]]]] = []
     from ..checks.bundle import index
 
     bundle = index(resource_list.items, platform)
@@ -155,7 +155,7 @@ def _foreign_error(result: Result, ref: ResourceRef, own: set[tuple[str, str, st
 
 def _explain_item(
     item: Item, bundle: Bundle, config: FunctionConfig
-) -> tuple[TrainJobView, set[tuple[str, str, str | None]]] | None:
+) -> tuple[TrainJobPods, set[tuple[str, str, str | None]]] | None:
     """The TrainJob's pods as the policy sees them, and the policy's findings; None if it cannot be read."""
     from yaml.nodes import MappingNode
 

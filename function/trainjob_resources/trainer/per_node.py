@@ -26,7 +26,7 @@ from ..kube.merge import DIRECTIVE, compose_patches, merge_requirements
 from ..values import fieldpath
 from ..values.violations import Violation
 from .effective import RESOURCES_PER_NODE_PATH
-from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, TRAINER_CONTAINER, JobInfo, RuntimeSpec
+from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, TRAINER_CONTAINER, JobInfo, RuntimeSpecView
 from .sites import ContainerSite
 from .topology import MPI_NODE_JOB, Topology
 
@@ -36,7 +36,7 @@ def read_by_plugins(name: str) -> bool:
     return "gpu" in name.lower() or name == "cpu"
 
 
-def reading_job(runtime: RuntimeSpec, jobs: Mapping[str, JobInfo], topo: Topology) -> str | None:
+def reading_job(runtime: RuntimeSpecView, jobs: Mapping[str, JobInfo], topo: Topology) -> str | None:
     """The job whose ``node`` container the plugins read when resourcesPerNode is not set
     (``ExtractResourcePerNodeFromRuntime``): the first, in runtime order, that is *named* ``node``
     or whose patched ancestor label is ``trainer``, and has a ``node`` container, with resources or
@@ -51,7 +51,7 @@ def reading_job(runtime: RuntimeSpec, jobs: Mapping[str, JobInfo], topo: Topolog
     return None
 
 
-def runtime_node_resources(runtime: RuntimeSpec, jobs: Mapping[str, JobInfo], topo: Topology) -> dict[str, Any]:
+def runtime_node_resources(runtime: RuntimeSpecView, jobs: Mapping[str, JobInfo], topo: Topology) -> dict[str, Any]:
     """The limits and requests of the container ``reading_job`` names (upstream copies no claims)."""
     job = reading_job(runtime, jobs, topo)
     if job is None:
@@ -60,7 +60,7 @@ def runtime_node_resources(runtime: RuntimeSpec, jobs: Mapping[str, JobInfo], to
     return {k: v for k, v in resources.items() if k in ("limits", "requests")}
 
 
-def reader_differs(runtime: RuntimeSpec, jobs: Mapping[str, JobInfo], topo: Topology) -> str | None:
+def reader_differs(runtime: RuntimeSpecView, jobs: Mapping[str, JobInfo], topo: Topology) -> str | None:
     """Why a move would change a container the patch does not size: resourcesPerNode is merged into
     the trainer containers (``newRuntimeInfo``) but read by the plugins *in place of* another job's
     ``node`` container (``ExtractResourcePerNodeFromRuntime``), as on an MPI runtime without
@@ -191,7 +191,7 @@ def _has_deletion(patch: Mapping[str, Any]) -> bool:
     return False
 
 
-def ignored_per_node(runtime: RuntimeSpec, per_node: Mapping[str, Any] | None, display: str) -> list[Violation]:
+def ignored_per_node(runtime: RuntimeSpecView, per_node: Mapping[str, Any] | None, display: str) -> list[Violation]:
     """``newRuntimeInfo`` merges resourcesPerNode only when the runtime has an mlPolicy."""
     if per_node is None or runtime.ml_policy is not None:
         return []

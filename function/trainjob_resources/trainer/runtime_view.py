@@ -3,7 +3,8 @@
 A runtime is read directly from its plain data, without building pydantic models (start-up time:
 the function runs on every render). The reading takes only what ``runtime_models`` would accept
 unchanged; any other runtime (a value pydantic coerces, such as ``replicas: "2"``, or rejects) is
-validated by those models, so results and error messages are theirs in every case.
+validated by those models, so results and error messages are theirs in every case. A class that
+reads what a ``runtime_models`` class is has its name with ``View`` after it (``RuntimeSpecView``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class ContainerInfo(Record):
     __slots__ = ("container_list", "index", "job", "job_index", "name", "resources", "restart_policy")
 
     def __init__(
-        self, job: str, job_index: int, container_list: ContainerList, index: int, container: RuntimeContainer
+        self, job: str, job_index: int, container_list: ContainerList, index: int, container: RuntimeContainerView
     ) -> None:
         self.job: Final = job
         self.job_index: Final = job_index
@@ -64,7 +65,7 @@ class JobInfo(Record):
         return self.containers.get(("containers", name)) or self.containers.get(("initContainers", name))
 
 
-class RuntimeContainer(Record):
+class RuntimeContainerView(Record):
     __slots__ = ("mounts", "name", "resources", "restart_policy")
 
     def __init__(
@@ -101,7 +102,7 @@ class ReplicatedJob(Record):
         labels: dict[str, str],
         counts: tuple[int | None, Any],  # the Job spec's parallelism and completions, as written
         pod_spec: dict[str, Any],  # the pod template's other fields (priorityClassName, overhead, ...)
-        containers: tuple[list[RuntimeContainer], list[RuntimeContainer]],  # initContainers, containers
+        containers: tuple[list[RuntimeContainerView], list[RuntimeContainerView]],  # initContainers, containers
     ) -> None:
         self.name: Final = name
         self.replicas: Final = replicas
@@ -113,33 +114,33 @@ class ReplicatedJob(Record):
         self.containers: Final = containers[1]
 
 
-class MPIPolicy(Record):
+class MPIPolicyView(Record):
     __slots__ = ("run_launcher_as_node",)
 
     def __init__(self, run_launcher_as_node: bool | None) -> None:
         self.run_launcher_as_node: Final = run_launcher_as_node
 
 
-class MLPolicy(Record):
+class MLPolicyView(Record):
     __slots__ = ("mpi", "num_nodes", "torch")
 
-    def __init__(self, num_nodes: int | None, mpi: MPIPolicy | None, torch: bool = False) -> None:
+    def __init__(self, num_nodes: int | None, mpi: MPIPolicyView | None, torch: bool = False) -> None:
         self.num_nodes: Final = num_nodes
         self.mpi: Final = mpi
         self.torch: Final = torch  # mlPolicy.torch is set: the torch plugin (and torchtune) applies
 
 
-class RuntimeSpec(Record):
+class RuntimeSpecView(Record):
     """What the function reads of a runtime's ``spec``."""
 
     __slots__ = ("ml_policy", "replicated_jobs")
 
-    def __init__(self, ml_policy: MLPolicy | None, replicated_jobs: list[ReplicatedJob]) -> None:
+    def __init__(self, ml_policy: MLPolicyView | None, replicated_jobs: list[ReplicatedJob]) -> None:
         self.ml_policy: Final = ml_policy
         self.replicated_jobs: Final = replicated_jobs
 
 
-def parse_runtime(value: Any) -> tuple[RuntimeSpec | None, list[Violation]]:
+def parse_runtime(value: Any) -> tuple[RuntimeSpecView | None, list[Violation]]:
     """The runtime's spec as the function reads it, or a violation for every field the models reject."""
     try:
         return _runtime(value, trusted=False), []
@@ -165,7 +166,7 @@ _ABSENT: Final = object()
 _POD_FIELDS = ("containers", "initContainers")
 
 
-def _runtime(value: Any, trusted: bool) -> RuntimeSpec:
+def _runtime(value: Any, trusted: bool) -> RuntimeSpecView:
     """``trusted``: ``value`` is a validated model's dump, so a snake_case key in it is an extra field."""
     runtime = _model(value, required=True)
     metadata = _model(runtime.get("metadata", _ABSENT))
@@ -174,7 +175,7 @@ def _runtime(value: Any, trusted: bool) -> RuntimeSpec:
             raise _Unusual
     spec = _model(runtime.get("spec", _ABSENT), required=True)
     ml_policy = _optional_model(_get(spec, "mlPolicy", "ml_policy", trusted))
-    policy: MLPolicy | None = None
+    policy: MLPolicyView | None = None
     if ml_policy is not None:
         mpi = _optional_model(ml_policy.get("mpi"))
         launcher = _get(mpi, "runLauncherAsNode", "run_launcher_as_node", trusted) if mpi is not None else None
@@ -182,12 +183,12 @@ def _runtime(value: Any, trusted: bool) -> RuntimeSpec:
             raise _Unusual
         num_nodes = _optional_int(_get(ml_policy, "numNodes", "num_nodes", trusted))
         torch = ml_policy.get("torch") is not None
-        policy = MLPolicy(
-            num_nodes, None if mpi is None else MPIPolicy(None if launcher is _ABSENT else launcher), torch
+        policy = MLPolicyView(
+            num_nodes, None if mpi is None else MPIPolicyView(None if launcher is _ABSENT else launcher), torch
         )
     jobset = _model(_model(spec.get("template", _ABSENT)).get("spec", _ABSENT))
     jobs = [_job(job, trusted) for job in _models(_get(jobset, "replicatedJobs", "replicated_jobs", trusted))]
-    return RuntimeSpec(policy, jobs)
+    return RuntimeSpecView(policy, jobs)
 
 
 def _job(job: dict[str, Any], trusted: bool) -> ReplicatedJob:
@@ -212,7 +213,7 @@ def _job(job: dict[str, Any], trusted: bool) -> ReplicatedJob:
     )
 
 
-def _container(container: dict[str, Any], trusted: bool) -> RuntimeContainer:
+def _container(container: dict[str, Any], trusted: bool) -> RuntimeContainerView:
     resources = container.get("resources")
     if resources is not None:
         resources = _model(resources)
@@ -229,7 +230,7 @@ def _container(container: dict[str, Any], trusted: bool) -> RuntimeContainer:
         if type(mounts) is list
         else ()
     )
-    return RuntimeContainer(_string(container.get("name", _ABSENT)), resources, restart_policy, names)
+    return RuntimeContainerView(_string(container.get("name", _ABSENT)), resources, restart_policy, names)
 
 
 def _get(mapping: dict[str, Any], alias: str, name: str, trusted: bool) -> Any:
@@ -273,11 +274,11 @@ def _string(value: Any) -> str:
     return value
 
 
-def jobs_of(runtime: RuntimeSpec) -> dict[str, JobInfo]:
+def jobs_of(runtime: RuntimeSpecView) -> dict[str, JobInfo]:
     jobs: dict[str, JobInfo] = {}
     for j, job in enumerate(runtime.replicated_jobs):
         containers: dict[tuple[ContainerList, str], ContainerInfo] = {}
-        lists: tuple[tuple[ContainerList, list[RuntimeContainer]], ...] = (
+        lists: tuple[tuple[ContainerList, list[RuntimeContainerView]], ...] = (
             ("initContainers", job.init_containers),
             ("containers", job.containers),
         )

@@ -15,7 +15,7 @@ from ..values.keys import CONTAINER_LISTS
 from ..values.records import Record
 from .api import JOB_CHAIN, POD_CHAIN
 from .runtime_view import ContainerList
-from .trainjob_view import ContainerPatch, TrainJob
+from .trainjob_view import ContainerPatchView, TrainJobView
 
 RESOURCES = "resources"
 
@@ -45,7 +45,7 @@ class ContainerSite(Record):
         job_site: JobPatchSite,
         container_list: ContainerList,
         index: int,
-        patch: ContainerPatch,
+        patch: ContainerPatchView,
         resources: Mapping[str, Any] | None,
     ) -> None:
         self.job_site: Final = job_site
@@ -88,7 +88,7 @@ def _raw(value: Any, *keys: str | int) -> Any:
     return value
 
 
-def job_sites(trainjob: TrainJob) -> Iterator[JobPatchSite]:
+def job_sites(trainjob: TrainJobView) -> Iterator[JobPatchSite]:
     for p, patch in enumerate(trainjob.spec.runtime_patches or []):
         spec = patch.training_runtime_spec
         jobset = spec.template.spec if spec and spec.template else None
@@ -96,7 +96,7 @@ def job_sites(trainjob: TrainJob) -> Iterator[JobPatchSite]:
             yield JobPatchSite(p, patch.manager, j, job.name)
 
 
-def container_sites(trainjob: TrainJob, raw: Mapping[str, Any]) -> Iterator[ContainerSite]:
+def container_sites(trainjob: TrainJobView, raw: Mapping[str, Any]) -> Iterator[ContainerSite]:
     """``raw`` is the TrainJob as plain data: resources are read from it so that nulls survive."""
     patches = trainjob.spec.runtime_patches or []
     for site in job_sites(trainjob):
@@ -111,7 +111,7 @@ def container_sites(trainjob: TrainJob, raw: Mapping[str, Any]) -> Iterator[Cont
         if pod is None:
             continue
         raw_pod = _raw(raw, "spec", "runtimePatches", site.patch_index, *JOB_CHAIN, site.job_index, *POD_CHAIN)
-        lists: tuple[tuple[ContainerList, list[ContainerPatch] | None], ...] = (
+        lists: tuple[tuple[ContainerList, list[ContainerPatchView] | None], ...] = (
             ("initContainers", pod.init_containers),
             ("containers", pod.containers),
         )

@@ -36,9 +36,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from ..values.records import Record
-from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, TRAINER_CONTAINER, ContainerList, RuntimeSpec
+from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, TRAINER_CONTAINER, ContainerList, RuntimeSpecView
 from .sites import ContainerSite
-from .trainjob_view import TrainJob
+from .trainjob_view import TrainJobView
 
 MPI_NODE_JOB = "node"
 # Replicated jobs whose replicas the controller sets to 1 (pkg/runtime/framework/plugins/jobset/builder.go).
@@ -91,7 +91,7 @@ class Topology(Record):
         return list(dict(self.orders).get((job, container_list), names))
 
 
-def topology(runtime: RuntimeSpec, trainjob: TrainJob, sites: Iterable[ContainerSite], mode: str) -> Topology:
+def topology(runtime: RuntimeSpecView, trainjob: TrainJobView, sites: Iterable[ContainerSite], mode: str) -> Topology:
     labels: dict[str, dict[str, str]] = {job.name: dict(job.labels) for job in runtime.replicated_jobs}
     for patch in trainjob.spec.runtime_patches or []:
         spec = patch.training_runtime_spec
@@ -112,7 +112,7 @@ def topology(runtime: RuntimeSpec, trainjob: TrainJob, sites: Iterable[Container
 
 
 def _orders(
-    runtime: RuntimeSpec, sites: Iterable[ContainerSite], mode: str
+    runtime: RuntimeSpecView, sites: Iterable[ContainerSite], mode: str
 ) -> tuple[tuple[OrderKey, tuple[str, ...]], ...]:
     # The names each kept patch lists, per (patch, job, list), in the order written.
     listed: dict[tuple[int, str, ContainerList], list[str]] = {}
@@ -183,7 +183,7 @@ class _Index:
         return self._at.get(name, -1)
 
 
-def pod_count(topo: Topology, runtime: RuntimeSpec, trainjob: TrainJob, job_name: str) -> int:
+def pod_count(topo: Topology, runtime: RuntimeSpecView, trainjob: TrainJobView, job_name: str) -> int:
     """Pods of one replicated job, as the controller sizes the JobSet (see the module's docstring)."""
     job = next(j for j in runtime.replicated_jobs if j.name == job_name)
     ml_policy = runtime.ml_policy

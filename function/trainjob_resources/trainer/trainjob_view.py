@@ -1,12 +1,12 @@
 """A TrainJob as the function reads it, without building pydantic models (start-up time: the
 function runs on every render, and importing pydantic costs more than a small render).
 
-The classes have the fields of ``models`` (the TrainJob API this function reads), by the same
-names. The direct reading takes only values that ``models`` would accept unchanged (plain dicts
-with string keys, the exact types of each field, no field given by its Python name); any other
-TrainJob (a value pydantic coerces, such as ``numNodes: "2"``, or rejects) is validated by those
-models, so results and error messages are theirs in every case, as ``runtime_view`` does for
-runtimes.
+The classes are views of the ``models`` classes (the TrainJob API this function reads): each is
+named as its model with ``View`` after it, with the same fields by the same names. The direct
+reading takes only values that ``models`` would accept unchanged (plain dicts with string keys,
+the exact types of each field, no field given by its Python name); any other TrainJob (a value
+pydantic coerces, such as ``numNodes: "2"``, or rejects) is validated by those models, so results
+and error messages are theirs in every case, as ``runtime_view`` does for runtimes.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def _convert(kind: Kind, value: Any, trusted: bool) -> Any:
     return list(value)
 
 
-class ObjectMetaPatch(_View):
+class ObjectMetaPatchView(_View):
     _schema: ClassVar[Schema] = {
         "annotations": ("annotations", "strmap?"),
         "labels": ("labels", "strmap?"),
@@ -138,46 +138,46 @@ class ObjectMetaPatch(_View):
     namespace: str | None
 
 
-class ResourceClaim(_View):
+class ResourceClaimView(_View):
     _schema: ClassVar[Schema] = {"name": ("name", "str"), "request": ("request", "str?")}
     _required = frozenset({"name"})
     name: str
     request: str | None
 
 
-class ResourceRequirementsPatch(_View):
+class ResourceRequirementsPatchView(_View):
     _schema: ClassVar[Schema] = {
         "limits": ("limits", "anymap?"),
         "requests": ("requests", "anymap?"),
-        "claims": ("claims", (ResourceClaim,)),
+        "claims": ("claims", (ResourceClaimView,)),
     }
     limits: dict[str, Any] | None
     requests: dict[str, Any] | None
-    claims: list[ResourceClaim] | None
+    claims: list[ResourceClaimView] | None
 
 
-class ContainerPatch(_View):
+class ContainerPatchView(_View):
     _schema: ClassVar[Schema] = {
         "name": ("name", "str"),
         "env": ("env", "anylist?"),
         "volumeMounts": ("volume_mounts", "anylist?"),
         "securityContext": ("security_context", "anymap?"),
-        "resources": ("resources", ResourceRequirementsPatch),
+        "resources": ("resources", ResourceRequirementsPatchView),
     }
     _required = frozenset({"name"})
     name: str
     env: list[Any] | None
     volume_mounts: list[Any] | None
     security_context: dict[str, Any] | None
-    resources: ResourceRequirementsPatch | None
+    resources: ResourceRequirementsPatchView | None
 
 
-class PodSpecPatch(_View):
+class PodSpecPatchView(_View):
     _schema: ClassVar[Schema] = {
         "affinity": ("affinity", "anymap?"),
-        "containers": ("containers", (ContainerPatch,)),
+        "containers": ("containers", (ContainerPatchView,)),
         "imagePullSecrets": ("image_pull_secrets", "anylist?"),
-        "initContainers": ("init_containers", (ContainerPatch,)),
+        "initContainers": ("init_containers", (ContainerPatchView,)),
         "nodeSelector": ("node_selector", "strmap?"),
         "schedulingGates": ("scheduling_gates", "anylist?"),
         "securityContext": ("security_context", "anymap?"),
@@ -186,63 +186,63 @@ class PodSpecPatch(_View):
         "tolerations": ("tolerations", "anylist?"),
         "volumes": ("volumes", "anylist?"),
     }
-    containers: list[ContainerPatch] | None
-    init_containers: list[ContainerPatch] | None
+    containers: list[ContainerPatchView] | None
+    init_containers: list[ContainerPatchView] | None
 
 
-class PodTemplatePatch(_View):
-    _schema: ClassVar[Schema] = {"metadata": ("metadata", ObjectMetaPatch), "spec": ("spec", PodSpecPatch)}
-    metadata: ObjectMetaPatch | None
-    spec: PodSpecPatch | None
+class PodTemplatePatchView(_View):
+    _schema: ClassVar[Schema] = {"metadata": ("metadata", ObjectMetaPatchView), "spec": ("spec", PodSpecPatchView)}
+    metadata: ObjectMetaPatchView | None
+    spec: PodSpecPatchView | None
 
 
-class JobSpecPatch(_View):
-    _schema: ClassVar[Schema] = {"template": ("template", PodTemplatePatch)}
-    template: PodTemplatePatch | None
+class JobSpecPatchView(_View):
+    _schema: ClassVar[Schema] = {"template": ("template", PodTemplatePatchView)}
+    template: PodTemplatePatchView | None
 
 
-class JobTemplatePatch(_View):
-    _schema: ClassVar[Schema] = {"metadata": ("metadata", ObjectMetaPatch), "spec": ("spec", JobSpecPatch)}
-    metadata: ObjectMetaPatch | None
-    spec: JobSpecPatch | None
+class JobTemplatePatchView(_View):
+    _schema: ClassVar[Schema] = {"metadata": ("metadata", ObjectMetaPatchView), "spec": ("spec", JobSpecPatchView)}
+    metadata: ObjectMetaPatchView | None
+    spec: JobSpecPatchView | None
 
 
-class ReplicatedJobPatch(_View):
-    _schema: ClassVar[Schema] = {"name": ("name", "str"), "template": ("template", JobTemplatePatch)}
+class ReplicatedJobPatchView(_View):
+    _schema: ClassVar[Schema] = {"name": ("name", "str"), "template": ("template", JobTemplatePatchView)}
     _required = frozenset({"name"})
     name: str
-    template: JobTemplatePatch | None
+    template: JobTemplatePatchView | None
 
 
-class JobSetSpecPatch(_View):
-    _schema: ClassVar[Schema] = {"replicatedJobs": ("replicated_jobs", (ReplicatedJobPatch,))}
-    replicated_jobs: list[ReplicatedJobPatch] | None
+class JobSetSpecPatchView(_View):
+    _schema: ClassVar[Schema] = {"replicatedJobs": ("replicated_jobs", (ReplicatedJobPatchView,))}
+    replicated_jobs: list[ReplicatedJobPatchView] | None
 
 
-class JobSetTemplatePatch(_View):
-    _schema: ClassVar[Schema] = {"metadata": ("metadata", ObjectMetaPatch), "spec": ("spec", JobSetSpecPatch)}
-    metadata: ObjectMetaPatch | None
-    spec: JobSetSpecPatch | None
+class JobSetTemplatePatchView(_View):
+    _schema: ClassVar[Schema] = {"metadata": ("metadata", ObjectMetaPatchView), "spec": ("spec", JobSetSpecPatchView)}
+    metadata: ObjectMetaPatchView | None
+    spec: JobSetSpecPatchView | None
 
 
-class TrainingRuntimeSpecPatch(_View):
-    _schema: ClassVar[Schema] = {"template": ("template", JobSetTemplatePatch)}
-    template: JobSetTemplatePatch | None
+class TrainingRuntimeSpecPatchView(_View):
+    _schema: ClassVar[Schema] = {"template": ("template", JobSetTemplatePatchView)}
+    template: JobSetTemplatePatchView | None
 
 
-class RuntimePatch(_View):
+class RuntimePatchView(_View):
     _schema: ClassVar[Schema] = {
         "manager": ("manager", "str"),
         "time": ("time", "str?"),
-        "trainingRuntimeSpec": ("training_runtime_spec", TrainingRuntimeSpecPatch),
+        "trainingRuntimeSpec": ("training_runtime_spec", TrainingRuntimeSpecPatchView),
     }
     _required = frozenset({"manager"})
     manager: str
     time: str | None
-    training_runtime_spec: TrainingRuntimeSpecPatch | None
+    training_runtime_spec: TrainingRuntimeSpecPatchView | None
 
 
-class RuntimeRef(_View):
+class RuntimeRefView(_View):
     _schema: ClassVar[Schema] = {"name": ("name", "str"), "apiGroup": ("api_group", "str?"), "kind": ("kind", "str?")}
     _required = frozenset({"name"})
     name: str
@@ -250,33 +250,33 @@ class RuntimeRef(_View):
     kind: str | None
 
 
-class Trainer(_View):
+class TrainerView(_View):
     _schema: ClassVar[Schema] = {
         "numNodes": ("num_nodes", "int?"),
-        "resourcesPerNode": ("resources_per_node", ResourceRequirementsPatch),
+        "resourcesPerNode": ("resources_per_node", ResourceRequirementsPatchView),
     }
     _open = True
     num_nodes: int | None
-    resources_per_node: ResourceRequirementsPatch | None
+    resources_per_node: ResourceRequirementsPatchView | None
 
 
-class TrainJobSpec(_View):
+class TrainJobSpecView(_View):
     _schema: ClassVar[Schema] = {
-        "runtimeRef": ("runtime_ref", RuntimeRef),
-        "trainer": ("trainer", Trainer),
-        "runtimePatches": ("runtime_patches", (RuntimePatch,)),
+        "runtimeRef": ("runtime_ref", RuntimeRefView),
+        "trainer": ("trainer", TrainerView),
+        "runtimePatches": ("runtime_patches", (RuntimePatchView,)),
         "activeDeadlineSeconds": ("active_deadline_seconds", "any"),
         "initializer": ("initializer", "any"),
         "managedBy": ("managed_by", "any"),
         "suspend": ("suspend", "any"),
     }
     _required = frozenset({"runtimeRef"})
-    runtime_ref: RuntimeRef
-    trainer: Trainer | None
-    runtime_patches: list[RuntimePatch] | None
+    runtime_ref: RuntimeRefView
+    trainer: TrainerView | None
+    runtime_patches: list[RuntimePatchView] | None
 
 
-class ObjectMeta(_View):
+class ObjectMetaView(_View):
     _schema: ClassVar[Schema] = {"name": ("name", "str"), "namespace": ("namespace", "str")}
     _defaults: ClassVar[dict[str, Any]] = {"name": "", "namespace": ""}
     _open = True
@@ -284,26 +284,26 @@ class ObjectMeta(_View):
     namespace: str
 
 
-_EMPTY_META: Final[ObjectMeta] = _build(ObjectMeta, {}, trusted=True)
+_EMPTY_META: Final[ObjectMetaView] = _build(ObjectMetaView, {}, trusted=True)
 
 
-class TrainJob(_View):
-    _schema: ClassVar[Schema] = {"metadata": ("metadata", ObjectMeta), "spec": ("spec", TrainJobSpec)}
+class TrainJobView(_View):
+    _schema: ClassVar[Schema] = {"metadata": ("metadata", ObjectMetaView), "spec": ("spec", TrainJobSpecView)}
     _required = frozenset({"spec"})
     _not_null = frozenset({"metadata"})
     _defaults: ClassVar[dict[str, Any]] = {"metadata": _EMPTY_META}
     _open = True
-    metadata: ObjectMeta
-    spec: TrainJobSpec
+    metadata: ObjectMetaView
+    spec: TrainJobSpecView
 
 
 _DUMPED: Final = ("limits", "requests")
 
 
-def parse_trainjob(value: Any) -> tuple[TrainJob | None, list[Violation]]:
+def parse_trainjob(value: Any) -> tuple[TrainJobView | None, list[Violation]]:
     """The TrainJob as the function reads it, or a violation for every field the models reject."""
     try:
-        trainjob: TrainJob = _build(TrainJob, value, trusted=False)
+        trainjob: TrainJobView = _build(TrainJobView, value, trusted=False)
         return trainjob, []
     except _Unusual:
         pass
@@ -312,11 +312,11 @@ def parse_trainjob(value: Any) -> tuple[TrainJob | None, list[Violation]]:
     model, violations = models.parse_trainjob(value)
     if model is None:
         return None, violations
-    trainjob = _build(TrainJob, model.model_dump(by_alias=True, exclude_unset=True), trusted=True)
+    trainjob = _build(TrainJobView, model.model_dump(by_alias=True, exclude_unset=True), trusted=True)
     return trainjob, []
 
 
-def resources_per_node(trainjob: TrainJob) -> dict[str, Any] | None:
+def resources_per_node(trainjob: TrainJobView) -> dict[str, Any] | None:
     """``spec.trainer.resourcesPerNode`` as plain data (nulls as written), or None; what the model's
     ``model_dump(by_alias=True, exclude_none=True)`` gives."""
     trainer = trainjob.spec.trainer

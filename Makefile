@@ -11,11 +11,14 @@ STAMP := $(VENV)/.installed-test
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(RUN_STAMP): pyproject.toml | $(BIN)/python
+# The version is the package's __version__ (pyproject.toml reads it): a new one reinstalls.
+VERSION_FILE := function/trainjob_resources/__init__.py
+
+$(RUN_STAMP): pyproject.toml $(VERSION_FILE) | $(BIN)/python
 	$(BIN)/pip install --quiet --disable-pip-version-check -e .
 	touch $(RUN_STAMP)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml $(VERSION_FILE) | $(BIN)/python
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $(RUN_STAMP) $(STAMP)
 

@@ -18,7 +18,9 @@ cd "$(dirname "$0")/.."
 
 work="${TRAINJOB_RESOURCES_CI_DIR:-${TMPDIR:-/tmp}/trainjob-resources-ci}"
 day="$(date -u +%Y%m%d)"
-version="$(sed -n 's/^version = "\(.*\)"$/\1/p' pyproject.toml | head -n 1)"
+# The version is written once, as the package's __version__ (pyproject.toml reads it from there).
+version="$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' function/trainjob_resources/__init__.py | head -n 1)"
+test -n "${version}" || { echo ".ci/image.sh: no __version__ in function/trainjob_resources/__init__.py" >&2; exit 1; }
 image="ghcr.io/trainjob-resources/trainjob-resources:${version}"
 base="localhost/trainjob-resources-ci/python:3.11-slim-${day}"
 mkdir -p "${work}/bin"

@@ -14,6 +14,23 @@ from tests.cluster.controlplane import ControlPlane, Unavailable, require_paths
 from tests.engine import Engine, find_engine
 
 KPT_FALLBACK = Path("/usr/lib/google-cloud-sdk/bin/kpt")
+# A test that asks for a real tool's fixture carries that tool's marker (pyproject's markers), so that
+# `make unit` (-m "not kubectl and ...") leaves it out without each test repeating the mark.
+FIXTURE_MARKERS = {
+    "kubectl": "kubectl",
+    "kpt": "kpt",
+    "engine": "image",
+    "cluster_paths": "cluster",
+    "control_plane": "cluster",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        for fixture, marker in FIXTURE_MARKERS.items():
+            if fixture in fixtures and item.get_closest_marker(marker) is None:
+                item.add_marker(marker)
 
 
 def _unavailable(reason: str) -> None:

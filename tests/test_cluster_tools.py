@@ -7,8 +7,12 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.cluster import standalone
 from tests.examples import EXAMPLES, VENV_BIN
+
+pytestmark = pytest.mark.cluster
 
 HELM_EXAMPLE = EXAMPLES / "helm-post-renderer"
 ROOT = EXAMPLES.parent

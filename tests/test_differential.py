@@ -128,6 +128,9 @@ def loopback() -> Iterator[Loopback]:
         server.server.server_close()
 
 
+STANDALONE = "kustomize-"  # the prefix of the names kustomizes() gives the standalone builds
+
+
 def kustomizes() -> list[tuple[str, list[str]]]:
     """Every kustomize there is to compare with: kubectl's, PATH's, and the cluster build's standalone ones."""
     found: list[tuple[str, list[str]]] = []
@@ -142,11 +145,17 @@ def kustomizes() -> list[tuple[str, list[str]]]:
         builds = json.loads(Path(paths).read_text()).get("kustomize", {})
         for version, binary in sorted(builds.items() if isinstance(builds, dict) else []):
             if os.access(binary, os.X_OK):
-                found.append((f"kustomize-{version}", [binary, "build"]))
+                found.append((f"{STANDALONE}{version}", [binary, "build"]))
     return found
 
 
 KUSTOMIZES = kustomizes()
+# Each kustomize as a parameter with the marker of the real program it is: kubectl's, or one on PATH
+# (pyproject's kubectl marker covers both), or a standalone build of `make cluster`.
+KUSTOMIZE_PARAMS = [
+    pytest.param(tool, id=tool[0], marks=pytest.mark.cluster if tool[0].startswith(STANDALONE) else pytest.mark.kubectl)
+    for tool in KUSTOMIZES
+]
 
 
 def build(argv: list[str], folder: Path, home: Path) -> subprocess.CompletedProcess[str]:
@@ -208,7 +217,7 @@ def tree(root: Path, files: dict[str, str], port: int) -> Path:
 
 
 @pytest.mark.skipif(not KUSTOMIZES, reason="no kustomize (kubectl's or standalone) to compare with")
-@pytest.mark.parametrize("tool", KUSTOMIZES, ids=[name for name, _ in KUSTOMIZES])
+@pytest.mark.parametrize("tool", KUSTOMIZE_PARAMS)
 @pytest.mark.parametrize("case", sorted(FETCHED))
 def test_what_kustomize_fetches_render_refuses_and_never_fetches(
     case: str, tool: tuple[str, list[str]], loopback: Loopback, tmp_path: Path
@@ -225,7 +234,7 @@ def test_what_kustomize_fetches_render_refuses_and_never_fetches(
 
 
 @pytest.mark.skipif(not KUSTOMIZES, reason="no kustomize (kubectl's or standalone) to compare with")
-@pytest.mark.parametrize("tool", KUSTOMIZES, ids=[name for name, _ in KUSTOMIZES])
+@pytest.mark.parametrize("tool", KUSTOMIZE_PARAMS)
 @pytest.mark.parametrize("case", sorted(LOCAL))
 def test_what_kustomize_reads_locally_render_builds_the_same(
     case: str, tool: tuple[str, list[str]], loopback: Loopback, tmp_path: Path
@@ -270,6 +279,7 @@ def kubectl_reads(text: str, loopback: Loopback, work: Path) -> list[dict[str, A
     return out
 
 
+@pytest.mark.kubectl
 def test_json_strings_stay_strings_for_kubectl(loopback: Loopback, tmp_path: Path) -> None:
     corpus = ("y", "N", "on", "Off", "yES", "nULL", "1e3", "0o17", "0b101", "1_000", "-.5", "09", "0x1F", "~", "plain")
     corpus += ("+1", ".5", "1.", "0.", "1e", "e3", "0x", "0o8", "0b2", "-0b1", "1__0", "_1", "1:20", "+.inf", "-.Inf")
@@ -288,6 +298,7 @@ def test_json_strings_stay_strings_for_kubectl(loopback: Loopback, tmp_path: Pat
 MERGED_LIMITS = "limits: {memory: 16Gi, <<: {memory: 512Gi}}"
 
 
+@pytest.mark.kubectl
 def test_a_merge_key_kubectl_resolves_otherwise_is_refused(loopback: Loopback, tmp_path: Path) -> None:
     # The oracle: kubectl (go-yaml) lets the later merge win over the explicit key; PyYAML does not.
     probe = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\nextra:\n  {MERGED_LIMITS}\n"
@@ -316,6 +327,7 @@ LIST_WRAPPERS = {
 KUBECTL_MAPS = {"v1-list", "a-trainjob-kind", "a-configmap"}
 
 
+@pytest.mark.kubectl
 @pytest.mark.parametrize("wrapper", sorted(LIST_WRAPPERS))
 def test_objects_in_any_items_list_are_rendered_as_kubectl_expands_them(
     wrapper: str, loopback: Loopback, tmp_path: Path
@@ -341,6 +353,7 @@ def test_objects_in_any_items_list_are_rendered_as_kubectl_expands_them(
     assert "outer" not in listed.stdout
 
 
+@pytest.mark.kubectl
 def test_an_item_kubectl_gives_the_lists_kind_is_refused(loopback: Loopback, tmp_path: Path) -> None:
     trainjob = yaml.safe_load(TRAINJOB)
     bare = {k: v for k, v in trainjob.items() if k not in ("apiVersion", "kind")}
@@ -355,6 +368,7 @@ def test_an_item_kubectl_gives_the_lists_kind_is_refused(loopback: Loopback, tmp
     assert "neither apiVersion nor kind: kubectl would apply it as a TrainJob" in out.stderr, out
 
 
+@pytest.mark.kubectl
 def test_kubectl_reads_every_example_render_prints(loopback: Loopback, tmp_path: Path) -> None:
     out = render(EXAMPLES / "exec-data-loader", "--root", str(EXAMPLES))
     assert out.code == 0, out

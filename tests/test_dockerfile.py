@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from trainjob_resources import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -76,9 +77,8 @@ def _canonical(name: str) -> str:
 
 
 def project_version() -> str:
-    found = re.search(r'^version = "(.+)"$', PYPROJECT, re.MULTILINE)
-    assert found is not None
-    return found.group(1)
+    """The version, written once: the package's __version__ (pyproject.toml reads it, tests/test_version.py)."""
+    return __version__
 
 
 STEPS = instructions(DOCKERFILE.read_text())

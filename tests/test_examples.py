@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from trainjob_resources import __version__
 from trainjob_resources.checks.config import FunctionConfig
 from trainjob_resources.cli.render import env_name
 
@@ -108,6 +109,7 @@ EXEC_BUILDS = [
 ]
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("role", KUSTOMIZE_ROLES)
 @pytest.mark.parametrize(("example", "build"), EXEC_BUILDS)
 def test_exec_example_with_a_standalone_kustomize(example: str, build: str, role: str) -> None:
@@ -170,9 +172,7 @@ def test_the_container_example_is_the_exec_example_with_another_runtime() -> Non
 
 def test_the_image_is_the_one_the_dockerfile_builds() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
-    version = re.search(r"^version = \"(.+)\"$", (ROOT / "pyproject.toml").read_text(), re.MULTILINE)
-    assert version is not None
-    assert IMAGE.endswith(f":{version.group(1)}")
+    assert IMAGE.endswith(f":{__version__}")
     assert f"docker build -t {IMAGE} ." in dockerfile
     source = re.search(r'org\.opencontainers\.image\.source="https://github\.com/([^"]+)"', dockerfile)
     assert source is not None

@@ -99,6 +99,7 @@ def test_the_goldens_cover_forking() -> None:
     assert any(_trainjob_count(p.read_bytes()) >= 3 for p in SPLITTABLE)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=bundles(failing=2))
 def test_any_bundle_gives_the_same_bytes_in_two_processes(data: bytes, received: list[bool]) -> None:
@@ -147,7 +148,10 @@ class _Shortening(_Refusing):
         return pickle.dumps(value[:-1], protocol)
 
 
-@pytest.mark.parametrize("broken", [_Refusing, _Garbling, _Shortening])
+@pytest.mark.parametrize(
+    "broken",
+    [_Refusing, pytest.param(_Garbling, marks=pytest.mark.slow), pytest.param(_Shortening, marks=pytest.mark.slow)],
+)
 def test_a_failing_child_changes_nothing(
     broken: type[_Refusing], bench_bundle: bytes, received: list[bool], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -371,6 +371,10 @@ CASES = [
 
 IN_PROCESS = [c for c in CASES if c.in_process]
 LIMITED = [c for c in CASES if c.limited]
+# The limited runs that cost a second or more of CPU carry pyproject's slow marker (`make unit` skips them).
+SLOW_LIMITED = {"more than MAX_NODES nodes", "more than MAX_RESULTS results"}
+assert {c.id for c in LIMITED} >= SLOW_LIMITED
+LIMITED_PARAMS = [pytest.param(c, id=c.id, marks=[pytest.mark.slow] if c.id in SLOW_LIMITED else []) for c in LIMITED]
 
 
 @pytest.mark.parametrize("case", IN_PROCESS, ids=[c.id for c in IN_PROCESS])
@@ -388,7 +392,7 @@ def test_hostile_input_in_process(case: Case) -> None:
         json.loads(stdout)
 
 
-@pytest.mark.parametrize("case", LIMITED, ids=[c.id for c in LIMITED])
+@pytest.mark.parametrize("case", LIMITED_PARAMS)
 def test_hostile_input_in_a_limited_process(case: Case) -> None:
     data = case.build()
     run = run_limited(data)
@@ -399,6 +403,7 @@ def test_hostile_input_in_a_limited_process(case: Case) -> None:
         assert_items_back(data, output)
 
 
+@pytest.mark.slow
 def test_a_20_mb_bundle_in_a_limited_process() -> None:
     """A correct result, every item back, within 1.5 GiB and 90 s of CPU (it takes about 20 s and 0.9 GB)."""
     data = big_bundle()

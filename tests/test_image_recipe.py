@@ -29,6 +29,9 @@ from tests.examples import EXAMPLES, assert_rendered, documents, interpreter_ope
 from tests.goldens import TESTDATA, run_function
 from tests.test_dockerfile import ROOT, STEPS, env_pairs
 
+# Building the wheel and installing it with pip takes 20-40 s of the module's fixture.
+pytestmark = pytest.mark.slow
+
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _ABSOLUTE = re.compile(r"(?<![\w.$/-])/(src|wheels|opt)(?=/|\b)")
 # The image needs no pip cache; this test keeps pip's, to stay fast on a second run.

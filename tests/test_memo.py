@@ -196,6 +196,7 @@ def test_a_reused_clean_case_renders_as_computing_it_afresh() -> None:
     assert render(data) == render_afresh(data)
 
 
+@pytest.mark.slow
 @given(data=bundles(failing=2))
 def test_the_memo_changes_nothing_in_the_output(data: bytes) -> None:
     assert render(data) == render_afresh(data)

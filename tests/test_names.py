@@ -137,6 +137,7 @@ def test_equal_overrides_in_three_spellings_share_one_runtime() -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_order_of_the_items_changes_no_name_and_no_derived_runtime() -> None:
     jobs = [job("a", "64Gi"), job("b", "65536Mi"), job("c", "32Gi"), job("d", "64Gi", "team-b")]
     outputs = []

@@ -264,6 +264,7 @@ def items_section(output: bytes) -> bytes:
     return output.split(b"\nresults:\n", 1)[0]
 
 
+@pytest.mark.slow
 @given(data=bundles())
 def test_rendering_twice_is_a_fixed_point(data: bytes) -> None:
     """Resource names are generated in sorted order: see test_rerendering_keeps_the_order_of_resource_names."""
@@ -286,6 +287,7 @@ def test_rerendering_keeps_the_order_of_resource_names() -> None:
     assert items_section(run_function(first)[1]) == items_section(first)
 
 
+@pytest.mark.slow
 @given(data=bundles())
 def test_items_the_function_does_not_change_come_back_node_for_node(data: bytes) -> None:
     code, out, stderr = run_function(data)
@@ -299,6 +301,7 @@ def test_items_the_function_does_not_change_come_back_node_for_node(data: bytes)
         assert node_text(node) in written, node_text(node)
 
 
+@pytest.mark.slow
 @given(data=bundles(failing=2))
 def test_a_failing_trainjob_comes_back_as_written_and_nothing_is_dropped(data: bytes) -> None:
     code, out, stderr = run_function(data)
@@ -339,6 +342,7 @@ def hash_seed_bundle() -> bytes:
     )
 
 
+@pytest.mark.slow
 def test_output_does_not_depend_on_the_hash_seed() -> None:
     first = hash_seed_bundle()
     rerender = run_function(first)[1]
@@ -386,6 +390,7 @@ def render_in_process(data: bytes) -> Any:
     return yn.to_python(yn.compose(krm.write(process.process(krm.read(data))).decode()))
 
 
+@pytest.mark.slow
 @given(data=restyled_bundles())
 def test_edited_text_says_what_serializing_says(data: bytes) -> None:
     edited = render_in_process(data)

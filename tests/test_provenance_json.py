@@ -11,6 +11,7 @@ import json
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from trainjob_resources.checks import provenance
@@ -36,6 +37,7 @@ def _outcome(dumps: Any, value: Any) -> tuple[str, str]:
         return type(err).__name__, str(err)
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(value=_VALUES)
 def test_dump_is_json_dumps_with_sorted_keys(value: Any) -> None:
@@ -43,6 +45,7 @@ def test_dump_is_json_dumps_with_sorted_keys(value: Any) -> None:
     assert _outcome(provenance.dump, value) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(value=_VALUES)
 def test_record_text_is_json_dumps_in_order(value: Any) -> None:

@@ -132,6 +132,7 @@ def _same_as_two_walks(text: str) -> None:
         assert [_shape(c) for c in read_x] == [_shape(c) for c in read_y]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(text=_document())
 def test_one_walk_leaves_what_remember_and_to_python_leave(text: str) -> None:

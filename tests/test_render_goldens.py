@@ -20,6 +20,10 @@ from trainjob_resources.cli import render as render_cli
 RENDER = Path(__file__).parent / "testdata" / "render"
 CASES = sorted(p for p in RENDER.iterdir() if (p / "args").is_file())
 NEEDS_KUBECTL = {p.name for p in CASES if any(p.glob("repo/**/kustomization.yaml"))}
+# Each case as a parameter; one that builds a kustomization runs kubectl's kustomize and carries its marker.
+CASE_PARAMS = [
+    pytest.param(p, id=p.name, marks=[pytest.mark.kubectl] if p.name in NEEDS_KUBECTL else []) for p in CASES
+]
 
 
 def outcome(case: Path) -> tuple[str, str, str]:
@@ -55,7 +59,7 @@ def _skip_without_kubectl(case: Path) -> None:
         pytest.skip("kubectl is not on PATH; this case builds a kustomization")
 
 
-@pytest.mark.parametrize("case", CASES, ids=[p.name for p in CASES])
+@pytest.mark.parametrize("case", CASE_PARAMS)
 def test_render_golden(case: Path) -> None:
     _skip_without_kubectl(case)
     code, stdout, stderr = outcome(case)

@@ -312,6 +312,7 @@ def test_the_byte_limit_is_for_the_whole_load(repo: Path) -> None:
     assert "error: .: 8388" in out.stderr and "bytes would take the input over 67108864 bytes" in out.stderr, out
 
 
+@pytest.mark.slow
 def test_a_file_over_half_the_byte_limit_is_read_whole(repo: Path) -> None:
     """A 33 MiB file fits the 64 MiB budget but is larger than what the budget has left once it is
     charged: it was read only that far, its object cut and the one after it lost, with exit 0."""
@@ -328,6 +329,7 @@ def test_a_file_over_half_the_byte_limit_is_read_whole(repo: Path) -> None:
     assert len(printed["big"]["data"]["blob"]) == blob
 
 
+@pytest.mark.slow
 def test_too_many_files(repo: Path) -> None:
     many = repo / "app" / "many"
     many.mkdir()
@@ -338,6 +340,7 @@ def test_too_many_files(repo: Path) -> None:
     assert "many: more than 100000 files and folders in one render, the limit" in out.stderr, out
 
 
+@pytest.mark.slow
 def test_too_many_objects(repo: Path) -> None:
     items = "".join("- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n" for _ in range(100_001))
     write(repo / "app" / "list.yaml", "apiVersion: v1\nkind: List\nitems:\n" + items)
@@ -346,6 +349,7 @@ def test_too_many_objects(repo: Path) -> None:
     assert "list.yaml: more than 100000 objects in one render, the limit" in out.stderr, out
 
 
+@pytest.mark.slow
 def test_document_splitting_is_linear(tmp_path: Path) -> None:
     """16 MB of tiny documents took 106 s when each document counted the lines before it; these
     11 MB would take that version ~45 s: under a 15 s CPU limit it is killed, this one is not."""
@@ -367,6 +371,7 @@ def test_document_splitting_is_linear(tmp_path: Path) -> None:
     assert done.stdout.split() == ["1200000", str(2 * 1_200_000 - 2)]
 
 
+@pytest.mark.slow
 def test_kustomize_fan_out_is_cut_by_the_time_limit_or_the_output_bound(repo: Path) -> None:
     """Bases that include the level below twice (under two name prefixes): 2^18 objects from 18 small
     folders. kustomize is stopped by the time limit or the byte budget, whichever comes first."""
@@ -741,6 +746,7 @@ def test_the_source_path_cannot_make_the_root_slash(tmp_path: Path) -> None:
     assert "spells the whole current folder, so the repository root would be /; refused" in out.stderr, out
 
 
+@pytest.mark.slow
 def test_stderr_is_capped_with_a_count(repo: Path) -> None:
     write(repo / "app" / "many.yaml", "- x\n---\n" * 50_000)
     out = render(repo / "app")
@@ -749,6 +755,7 @@ def test_stderr_is_capped_with_a_count(repo: Path) -> None:
     assert out.stderr.rstrip().endswith("errors; nothing rendered")
 
 
+@pytest.mark.slow
 def test_a_stream_of_empty_documents_costs_little(repo: Path) -> None:
     write(repo / "app" / "empty.yaml", "---\n" * 1_000_000 + "--- # c\n\n" * 100_000)
     out = render(repo / "app", cpu_seconds=8)
@@ -770,6 +777,7 @@ def test_a_path_the_walker_cannot_look_at_is_an_error_naming_it(repo: Path) -> N
     assert "y" * 240 + ".yaml: cannot read: File name too long" in out.stderr, out
 
 
+@pytest.mark.slow
 def test_the_kustomize_child_is_bounded_in_memory(repo: Path) -> None:
     bomb = [
         "apiVersion: v1",
@@ -974,6 +982,7 @@ def test_kustomize_has_no_network_where_the_kernel_gives_it_a_namespace(repo: Pa
     assert "connected" not in out.stdout and "isolated" in out.stdout, out
 
 
+@pytest.mark.slow
 def test_twenty_renders_in_parallel_give_identical_output(tmp_path: Path) -> None:
     import shutil
 
@@ -994,6 +1003,7 @@ def test_twenty_renders_in_parallel_give_identical_output(tmp_path: Path) -> Non
     assert len({out for out, _ in outputs}) == 1
 
 
+@pytest.mark.slow
 def test_huge_quantities_in_many_trainjobs_give_bounded_output_in_krm_mode() -> None:
     from tests.hostile import RUNTIME as KRM_RUNTIME
     from tests.hostile import bundle, run_limited, trainjob_value, trainjob_yaml

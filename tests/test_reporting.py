@@ -100,6 +100,7 @@ def _cli(tmp_path: Path, command: str, *extra: str) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
+@pytest.mark.slow
 def test_the_render_flag_overrides_the_functionconfig(tmp_path: Path) -> None:
     code, out, everything = _cli(tmp_path, "render", "-v")
     assert code == 0

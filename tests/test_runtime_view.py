@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -141,6 +142,7 @@ def read_directly(value: Any) -> tuple[Any, list[Any]]:
     return ((None if policy is None else (policy.num_nodes, mpi)), jobs), violations
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=RUNTIMES)
 def test_direct_reading_agrees_with_the_models(value: Any) -> None:

@@ -854,6 +854,7 @@ def drafted(root: MappingNode, steps: list[int]) -> tuple[MappingNode, Node]:
     return root_of(draft), node
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     text=documents(),

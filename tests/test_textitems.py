@@ -16,7 +16,7 @@ from trainjob_resources.repo import inputs as render_inputs
 from trainjob_resources.repo.textitems import DocumentItem
 
 from tests.examples import EXAMPLES
-from tests.test_render_goldens import CASES, NEEDS_KUBECTL, outcome
+from tests.test_render_goldens import CASE_PARAMS, NEEDS_KUBECTL, outcome
 
 DATA_LOADER = EXAMPLES / "exec-data-loader"
 
@@ -104,7 +104,7 @@ def test_dropping_trees_changes_no_byte(
     assert "only-render-annotations" in dropped[1] and "internal.config" not in dropped[1]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[p.name for p in CASES])
+@pytest.mark.parametrize("case", CASE_PARAMS)
 def test_goldens_render_the_same_with_every_tree_kept(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if case.name in NEEDS_KUBECTL and shutil.which("kubectl") is None:
         pytest.skip("kubectl is not on PATH; this case builds a kustomization")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -71,6 +72,7 @@ def _ordered(value: Any) -> Any:
     return value
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(body=_mapping(3))
 def test_to_python_reads_as_pyyaml(body: str) -> None:
@@ -95,6 +97,7 @@ _PLAIN = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(value=_PLAIN)
 def test_from_python_builds_what_the_representer_builds(value: Any) -> None:

@@ -7,4 +7,6 @@ Its public interface is the command line (``trainjob-resources``, ``python -m tr
 no module of it is a public API.
 """
 
+# The one place the version is written: pyproject.toml (setuptools' dynamic attr) and .ci/image.sh read it,
+# tests/test_version.py checks every copy in the docs and examples against it.
 __version__ = "0.1.0"

@@ -55,6 +55,7 @@ FUZZ_SETTINGS = settings(
 )
 
 
+@pytest.mark.slow
 @FUZZ_SETTINGS
 @given(data=mutated_seeds())
 def test_mutated_golden_inputs(data: bytes) -> None:
@@ -67,6 +68,7 @@ def test_arbitrary_bytes(data: bytes) -> None:
     check(data)
 
 
+@pytest.mark.slow
 def test_atheris_short_run(tmp_path: Path) -> None:
     if importlib.util.find_spec("atheris") is None:
         pytest.skip("atheris is not installed (pip install atheris==3.0.0); the hypothesis runs above still fuzz")

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node
 
-from .checks.bundle import Bundle, Identity, Resolution, RuntimeEntry, identity_of, index, resolve
+from .checks.bundle import Bundle, Identity, Resolution, RuntimeEntry, identity_of, index, path_of, resolve
 from .checks.explain import PodParts
 from .checks.materialize import (
     Derived,
@@ -366,7 +366,7 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
         return Outcome(violations)
     sites = list(container_sites(trainjob, raw))
     overrides = any(s.resources is not None for s in sites) or _writes_resources(raw)
-    resolution = resolve(bundle, trainjob.spec.runtime_ref, item.namespace, overrides)
+    resolution = resolve(bundle, trainjob.spec.runtime_ref, item.namespace, overrides, path_of(item))
     if resolution.entry is None:
         assert resolution.violation is not None
         outcome = Outcome([resolution.violation])

@@ -14,7 +14,9 @@ from yaml.nodes import MappingNode, Node
 from .checks.bundle import Bundle, Identity, Resolution, RuntimeEntry, identity_of, index, path_of, resolve
 from .checks.explain import PodParts
 from .checks.materialize import (
+    BOUND_MESSAGE,
     Derived,
+    OutputBound,
     canonical_patch,
     canonical_quantity,
     clean_requirements,
@@ -162,6 +164,20 @@ class TrainJobWork:
                 if request is not None:
                     memo.derive(request.identity, bundle.runtimes[request.runtime], request.namespace, request.plan)
         return out
+
+    def fits(self, contributions: list[Contribution]) -> bool:
+        """Whether the derived runtimes that another process's contributions request (for TrainJobs
+        after all of this process's) fit the output bound, admitted here; False when that process
+        refused one (its copy of the bound knew less): the range is then processed here, so that
+        where a TrainJob was processed changes nothing."""
+        if any(r.message.startswith(BOUND_MESSAGE) for c in contributions for r in c.results):
+            return False
+        requests = [
+            (c.derive.identity, self._bundle.runtimes[c.derive.runtime].item, len(c.derive.plan.spelling))
+            for c in contributions
+            if c.derive is not None
+        ]
+        return self._memo.bound.admit_all(requests)
 
     def carriable(self) -> bool:
         """Whether every TrainJob settles to its text (read from a ResourceList's text by items), so
@@ -491,6 +507,7 @@ class Memo:
     is distinct, not in what is repeated."""
 
     __slots__ = (
+        "bound",
         "checked",
         "clean",
         "derived",
@@ -519,6 +536,7 @@ class Memo:
         self.dumped: dict[int, tuple[str, dict[str, Any]]] = {}
         self.evaluated: dict[tuple[int, str, Topology, tuple[str, ...], int | None, str], list[Violation]] = {}
         self.pod_parts: dict[Any, PodParts] = {}
+        self.bound = OutputBound()  # the derived runtimes admitted, in the TrainJobs' order
 
     def validate(
         self,
@@ -797,6 +815,10 @@ def _materialize(
         refused = webhook_violations(entry.model, entry.display, kind)
         if refused:
             outcome.violations += refused
+            return
+        too_much = memo.bound.admit(identity, entry.item, entry.display, len(plan.spelling))
+        if too_much is not None:
+            outcome.violations.append(too_much)
             return
         request = DeriveRequest(identity, entry.identity, item.namespace, plan)
     if work is None:

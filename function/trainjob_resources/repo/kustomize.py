@@ -461,7 +461,8 @@ def relabeled(text: str, mark: str) -> str:
 
 def _relabel_patch(node: Node, mark: str) -> bool:
     """``relabeled`` on one patch document: a strategic-merge patch (a mapping, or a List of them)
-    or a JSON 6902 patch (a sequence of operations, api/filters/patchjson6902); whether it changed."""
+    or a JSON 6902 patch (a sequence of operations, api/filters/patchjson6902/patchjson6902.go);
+    whether it changed."""
     from yaml.nodes import MappingNode as Mapping
     from yaml.nodes import ScalarNode, SequenceNode
 

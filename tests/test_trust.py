@@ -166,6 +166,39 @@ def test_a_runtime_saying_it_was_derived_is_checked_when_a_trainjob_names_it(
     assert forged in rendered.items, "the runtime a TrainJob names is never dropped"
 
 
+RECORDS = st.fixed_dictionaries(
+    {
+        "prefix": st.sampled_from(["fn.trainjob-resources.io/", "trainjob-resources.kubeflow.org/"]),
+        "ref": st.sampled_from([{"name": "absent"}, {"name": "tiny"}, {"name": "tiny", "kind": "TrainingRuntime"}]),
+        "resources": st.sampled_from([None, "[]"]),
+        "mode": st.sampled_from(["materialize", "native"]),
+    }
+)
+
+
+@SETTINGS
+@given(records=RECORDS)
+def test_records_never_stand_in_for_checking_the_runtime_a_trainjob_names(records: dict[str, Any]) -> None:
+    """A TrainJob's records (what an earlier render wrote on it) are undone before the checks; when the
+    TrainJob then goes out as written, the runtime it names as written is checked too (a record naming
+    an absent runtime let a TrainJob on a 512Gi runtime pass a 32Gi cap, exit 0)."""
+    big, tiny = runtime(name="big", memory="512Gi"), runtime(name="tiny", memory="1Gi")
+    job = trainjob(ref="big")
+    job["spec"].pop("runtimePatches")
+    annotations = {records["prefix"] + "runtime-ref": json.dumps(records["ref"])}
+    if records["resources"] is not None:
+        annotations[records["prefix"] + "resources"] = records["resources"]
+    job["metadata"]["annotations"] = annotations
+    config = copy.deepcopy(CAP)
+    config["data"]["mode"] = records["mode"]
+    rendered = render([big, tiny, job], config)
+    (out,) = rendered.of_kind("TrainJob")
+    if out["spec"]["runtimeRef"]["name"] == "big":
+        assert rendered.code == 1, rendered.results
+        assert any("32Gi" in e["message"] and e["resourceRef"]["name"] == "nlp" for e in rendered.errors())
+    assert big in rendered.items
+
+
 # render: only its own build's marks count
 
 Render = Callable[[list[str], str | None], tuple[int, str, str]]

@@ -32,7 +32,16 @@ from .checks.materialize import (
 )
 from .checks.options import DEFAULTS, Options
 from .checks.policy import evaluate
-from .checks.provenance import DERIVED_FROM, SYNC_WAVE, ProvenanceError, dump, has_provenance, old, restore
+from .checks.provenance import (
+    DERIVED_FROM,
+    SYNC_WAVE,
+    ProvenanceError,
+    dump,
+    has_provenance,
+    old,
+    recheck_as_written,
+    restore,
+)
 from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.runtime_name import name_keyed_violations
 from .checks.validate import (
@@ -280,6 +289,8 @@ def contribute(item: Item, bundle: Bundle, config: Options, memo: Memo) -> Contr
         item.settle()
         return Contribution([unusable], None)
     outcome = process_trainjob(item, bundle, config, memo)
+    if recheck_as_written(item.node, outcome.node, outcome.failed):
+        outcome = process_trainjob(item, bundle, config, memo, records=False)
     results = [
         item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value)
         for v in outcome.violations
@@ -364,11 +375,14 @@ def _with_derived(
 LOCAL_CONFIG: Final = "config.kubernetes.io/local-config"
 
 
-def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | None = None) -> Outcome:
-    """Resolve, validate and (in materialize mode) rewrite one TrainJob; ``item`` itself is not changed."""
+def process_trainjob(
+    item: Item, bundle: Bundle, config: Options, memo: Memo | None = None, records: bool = True
+) -> Outcome:
+    """Resolve, validate and (in materialize mode) rewrite one TrainJob; ``item`` itself is not changed.
+    ``records``: undo a previous render's records first (``provenance.restore``)."""
     assert isinstance(item.node, MappingNode)
     work: MappingNode | None = None
-    if has_provenance(item.node):
+    if records and has_provenance(item.node):
         work = _copy(item.node)
         try:
             restore(work)

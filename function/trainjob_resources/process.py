@@ -12,9 +12,10 @@ from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node
 
-from .checks.bundle import Bundle, Identity, Resolution, identity_of, index, resolve
+from .checks.bundle import Bundle, Identity, Resolution, identity_of, index, path_of, resolve
 from .checks.context import TrainJobContext
 from .checks.materialize import (
+    BOUND_MESSAGE,
     Derived,
     place_next_to,
     point_at,
@@ -27,7 +28,7 @@ from .checks.memo import Memo
 from .checks.moving import by_value
 from .checks.options import DEFAULTS, Options
 from .checks.plan import Plan
-from .checks.provenance import SYNC_WAVE, ProvenanceError, dump, has_provenance, restore
+from .checks.provenance import SYNC_WAVE, ProvenanceError, dump, has_provenance, recheck_as_written, restore
 from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.rules import registry
 from .checks.rules.framework import run, stops_at_error
@@ -142,6 +143,20 @@ class TrainJobWork:
                     memo.derive(request.identity, bundle.runtimes[request.runtime], request.plan)
         return out
 
+    def fits(self, contributions: list[Contribution]) -> bool:
+        """Whether the derived runtimes that another process's contributions request (for TrainJobs
+        after all of this process's) fit the output bound, admitted here; False when that process
+        refused one (its copy of the bound knew less): the range is then processed here, so that
+        where a TrainJob was processed changes nothing."""
+        if any(r.message.startswith(BOUND_MESSAGE) for c in contributions for r in c.results):
+            return False
+        requests = [
+            (c.derive.identity, self._bundle.runtimes[c.derive.runtime].item, len(c.derive.plan.spelling))
+            for c in contributions
+            if c.derive is not None
+        ]
+        return self._memo.bound.admit_all(requests)
+
     def carriable(self) -> bool:
         """Whether every TrainJob settles to its text (read from a ResourceList's text by items), so
         that what it becomes is plain data."""
@@ -241,6 +256,8 @@ def contribute(item: Item, bundle: Bundle, config: Options, memo: Memo) -> Contr
         item.settle()
         return Contribution([unusable], None)
     outcome = process_trainjob(item, bundle, config, memo)
+    if recheck_as_written(item.node, outcome.node, outcome.failed):
+        outcome = process_trainjob(item, bundle, config, memo, records=False)
     results = [
         item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value)
         for v in outcome.violations
@@ -337,11 +354,14 @@ _POLICY_READS: Final = registry.reads(POLICY)
 _DERIVE_RULES: Final = registry.of(DERIVE)
 
 
-def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | None = None) -> Outcome:
-    """Resolve, validate and (in materialize mode) rewrite one TrainJob; ``item`` itself is not changed."""
+def process_trainjob(
+    item: Item, bundle: Bundle, config: Options, memo: Memo | None = None, records: bool = True
+) -> Outcome:
+    """Resolve, validate and (in materialize mode) rewrite one TrainJob; ``item`` itself is not changed.
+    ``records``: undo a previous render's records first (``provenance.restore``)."""
     assert isinstance(item.node, MappingNode)
     work: MappingNode | None = None
-    if has_provenance(item.node):
+    if records and has_provenance(item.node):
         work = _copy(item.node)
         try:
             restore(work)
@@ -357,7 +377,9 @@ def process_trainjob(item: Item, bundle: Bundle, config: Options, memo: Memo | N
     context.work = work
     context.sites = list(container_sites(trainjob, raw))
     context.overrides = any(s.resources is not None for s in context.sites) or writes_resources(raw)
-    resolution = context.resolution = resolve(bundle, trainjob.spec.runtime_ref, item.namespace, context.overrides)
+    resolution = context.resolution = resolve(
+        bundle, trainjob.spec.runtime_ref, item.namespace, context.overrides, path_of(item)
+    )
     if resolution.entry is None:
         return _unresolved(context, resolution)
     entry = resolution.entry
@@ -445,6 +467,10 @@ def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Eff
         found = stops_at_error(_DERIVE_RULES, context)
         outcome.violations += found
         if any(v.severity == "error" for v in found):
+            return
+        too_much = context.memo.bound.admit(context.derived_identity, entry.item, entry.display, len(plan.spelling))
+        if too_much is not None:
+            outcome.violations.append(too_much)
             return
         request = DeriveRequest(context.derived_identity, entry.identity, plan)
     work = context.work

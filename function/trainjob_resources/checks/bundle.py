@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..krm.resource_list import Item
+from ..krm.resource_list import PATH_ANNOTATIONS, Item
+from ..krm.trust import PREVIOUS_KINDS, PREVIOUS_NAMES
 from ..kube.resource_rules import default_requests, validate_resource_requirements
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
 from ..trainer.runtime_view import JobInfo, RuntimeSpecView, jobs_of, parse_runtime
@@ -31,8 +32,6 @@ def identity_of(item: Item) -> Identity:
 
 
 NAMESPACE_POLICY_KINDS = ("LimitRange", "ResourceQuota")
-PREVIOUS_NAMES = ("internal.config.kubernetes.io/previousNames", "config.kubernetes.io/previousNames")
-PREVIOUS_KINDS = ("internal.config.kubernetes.io/previousKinds", "config.kubernetes.io/previousKinds")
 # How a team supplies a runtime the platform installs in the cluster (the same words everywhere).
 SUPPLY_RUNTIME = (
     "add it to the kustomization or package; for a runtime installed in the cluster, add a copy annotated "
@@ -185,9 +184,11 @@ class Bundle(MutableRecord):
         if item.group != TRAINER_GROUP:
             return
         if item.kind in RUNTIME_KINDS:
+            # Derived by an earlier render (or saying so: anyone can write the annotation), so this
+            # one replaces it when it derives that runtime again; to a TrainJob that names it, it
+            # is an ordinary runtime all the same, checked like any other (the trust model, krm.trust).
             if item.annotation(DERIVED_FROM) is not None or item.annotation(old(DERIVED_FROM)) is not None:
                 self.derived[identity] = item
-                return
             model, violations = parse_runtime(item.value())
             jobs = jobs_of(model) if model is not None else {}
             self.runtimes[identity] = RuntimeEntry(item, model, violations, jobs, platform)
@@ -219,12 +220,14 @@ class Resolution(Record):
         self.foreign: Final = foreign  # the API group of a runtime that is not Trainer's
 
 
-def resolve(bundle: Bundle, ref: RuntimeRefView, namespace: str, overrides: bool = True) -> Resolution:
+def resolve(
+    bundle: Bundle, ref: RuntimeRefView, namespace: str, overrides: bool = True, file: str | None = None
+) -> Resolution:
     """The runtime a TrainJob in ``namespace`` names, or why it cannot be used. A TrainJob without
     ``overrides`` (no resources in its patches) needs its runtime for nothing but checks: when the
     runtime is not in the bundle the violation is an info (the cluster may well have it). A runtime
     of another API group is a warning either way: the caller reports the resources its patches set
-    (``validate.foreign_runtime_resources``)."""
+    (``validate.foreign_runtime_resources``). ``file``: the file the TrainJob was read from, if known."""
     group = ref.api_group or TRAINER_GROUP
     kind = ref.kind or CLUSTER_RUNTIME_KIND
     if group != TRAINER_GROUP:
@@ -269,6 +272,9 @@ def resolve(bundle: Bundle, ref: RuntimeRefView, namespace: str, overrides: bool
         return Resolution(entry)
     renamed = bundle.renamed((kind, where, ref.name))
     if len(renamed) == 1:
+        foreign = _renamed_elsewhere(renamed[0], namespace, file)
+        if foreign is not None:
+            return Resolution(None, Violation("spec.runtimeRef.name", foreign, current_value=ref.name))
         return Resolution(renamed[0], renamed=True)
     if renamed:
         names = ", ".join(repr(e.item.name) for e in renamed)
@@ -317,6 +323,36 @@ def resolve(bundle: Bundle, ref: RuntimeRefView, namespace: str, overrides: bool
         f"validated and materialized.{hints} To supply it, {SUPPLY_RUNTIME}"
     )
     return Resolution(None, Violation("spec.runtimeRef.name", message, "error", ref.name, close), absent=True)
+
+
+def path_of(item: Item) -> str | None:
+    """The file an item was read from, as the KRM input says (kpt: each item's; kustomize: none)."""
+    return next((p for p in map(item.annotation, PATH_ANNOTATIONS) if p), None)
+
+
+def _renamed_elsewhere(entry: RuntimeEntry, namespace: str, file: str | None) -> str | None:
+    """Why a TrainJob must not follow ``entry``'s previousNames, or None. kustomize renames the
+    objects of one build, which reach a function as one stream (api/internal/plugins/fnplugin:
+    the ResMap as one document stream, no file of its own per object); a previousNames that leads
+    from a TrainJob of one file, or namespace, to a runtime of another was written by hand (kpt
+    never renames: it passes each file's objects with their path). render's own renames are believed
+    wherever the objects came from (``Item.renamed_by_build``: set from its own build only)."""
+    item = entry.item
+    if item.renamed_by_build:
+        return None
+    here = path_of(item)
+    runtime_namespace = item.namespace
+    if file is not None and here is not None and file != here:
+        why = f"is in {here!r} and the TrainJob in {file!r}"
+    elif runtime_namespace and runtime_namespace != namespace:
+        why = f"is in namespace {runtime_namespace!r} and the TrainJob in {namespace or '(none)'!r}"
+    else:
+        return None
+    return (
+        f"{entry.display} says it was renamed from this name (annotation {PREVIOUS_NAMES[0]} or its older "
+        f"spelling), but it {why}: kustomize renames within one build, so this TrainJob is not re-pointed to it. "
+        "Set runtimeRef.name to the runtime this TrainJob uses, or remove the annotation if kustomize did not write it"
+    )
 
 
 def _close_name(bundle: Bundle, kind: str, namespace: str, name: str) -> str | None:

@@ -26,6 +26,7 @@ from .bundle import Bundle, Identity, Resolution, RuntimeEntry
 from .options import Options
 
 if TYPE_CHECKING:
+    from .materialize import OutputBound
     from .plan import Plan
 
 R = TypeVar("R")
@@ -36,6 +37,7 @@ class Remembering(Protocol):
     ``remember`` takes a ``rules.framework`` Stage and Reads)."""
 
     pod_parts: dict[Any, Any]
+    bound: OutputBound
 
     def remember(
         self, stage: Any, reads: Sequence[Any], context: TrainJobContext, compute: Callable[[], R], subject: Any = None

@@ -9,6 +9,7 @@ writes files.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Final
@@ -33,6 +34,7 @@ from ..trainer.trainjob_view import TrainJobView, resources_per_node
 from ..values import fieldpath
 from ..values.keys import CONTAINER_LISTS
 from ..values.records import MutableRecord, Record
+from ..values.text import bounded, code_span, markdown_text
 from ..values.violations import Violation
 from .bundle import RuntimeEntry
 from .context import TrainJobContext
@@ -398,8 +400,11 @@ def render_json(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] = ())
     return json.dumps(to_json(views, left_out), indent=2, ensure_ascii=False) + "\n"
 
 
-def _left_out_text(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut], none: str) -> str:
-    """What to say about the TrainJobs not shown, and when nothing is shown at all."""
+def _left_out_text(
+    views: Sequence[TrainJobPods], left_out: Sequence[LeftOut], none: str, markdown: bool = False
+) -> str:
+    """What to say about the TrainJobs not shown, and when nothing is shown at all; each name and
+    reason escaped (a refused TrainJob's name is the user's, whatever it holds)."""
     if not left_out:
         return "" if views else none
     count = len(left_out)
@@ -408,7 +413,13 @@ def _left_out_text(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut], n
         if not views
         else f"{count} more TrainJob{'s' if count != 1 else ''} not explained:"
     )
-    return lead + "\n" + "".join(f"- {t.display}: {t.reason}\n" for t in left_out)
+    if markdown:
+        return (
+            lead
+            + "\n"
+            + "".join(f"- {_md_name(t.display, False)}: {markdown_text(t.reason, 4000)}\n" for t in left_out)
+        )
+    return lead + "\n" + "".join(f"- {bounded(t.display)}: {bounded(t.reason, 4000)}\n" for t in left_out)
 
 
 def _trainjob_json(view: TrainJobPods) -> dict[str, Any]:
@@ -508,11 +519,11 @@ def render_table(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] = ()
             if job.pod.overhead:
                 block += _rows(OVERHEAD_LABEL, "", job.pod.overhead, {}, OVERHEAD_SOURCE)
             block += _rows("= per pod", "", job.pod_requests, job.pod_limits, "", job.unbounded)
-            block[0][:2] = [job.name, str(job.pods)]
+            block[0][:2] = [bounded(job.name), str(job.pods)]
             rows += block
         total = _rows("= pods x pod", "", view.total_requests, view.total_limits, "", view.unbounded)
         total[0][:2] = ["TOTAL", str(view.pods)]
-        title = f"TrainJob {view.display} (runtime {view.runtime_kind} {view.runtime_name})"
+        title = f"TrainJob {bounded(view.display)} (runtime {bounded(view.runtime_kind)} {bounded(view.runtime_name)})"
         blocks.append(title + "\n\n" + _align(rows + total))
     tail = _left_out_text(views, left_out, "no TrainJobs\n")
     return "\n".join([*blocks, tail] if tail and blocks else blocks) if blocks else tail
@@ -533,12 +544,16 @@ def _rows(
             [
                 "",
                 "",
-                label if i == 0 else "",
+                bounded(label) if i == 0 else "",
                 role if i == 0 else "",
-                name,
+                bounded(name),
                 requests[name].canonical() if name in requests else "-",
                 limit,
-                _source_text(source, name) if isinstance(source, ContainerView) else source if name != "-" else "",
+                bounded(_source_text(source, name))
+                if isinstance(source, ContainerView)
+                else source
+                if name != "-"
+                else "",
             ]
         )
     return rows
@@ -556,9 +571,9 @@ def render_markdown(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] =
     blocks: list[str] = []
     for view in views:
         lines = [
-            f"### TrainJob `{view.display}`",
+            f"### TrainJob {code_span(view.display)}",
             "",
-            f"Runtime: {view.runtime_kind} `{view.runtime_name}`",
+            f"Runtime: {markdown_text(view.runtime_kind)} {code_span(view.runtime_name)}",
             "",
             "| replicated job | pods | container | role | requests | limits | set by |",
             "| --- | ---: | --- | --- | --- | --- | --- |",
@@ -568,12 +583,12 @@ def render_markdown(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] =
             for i, container in enumerate(job.containers):
                 lines.append(
                     _md_row(
-                        job.name if i == 0 else "",
+                        _md_name(job.name) if i == 0 else "",
                         str(job.pods) if i == 0 else "",
-                        container.name,
+                        _md_name(container.name),
                         container.role,
-                        _listing(container.quantities("requests")),
-                        _listing(container.quantities("limits")),
+                        markdown_text(_listing(container.quantities("requests")), 4000),
+                        markdown_text(_listing(container.quantities("limits")), 4000),
                         _md_sources(container),
                     )
                 )
@@ -583,16 +598,17 @@ def render_markdown(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] =
             if job.pod.overhead:
                 extra.append((OVERHEAD_LABEL, job.pod.overhead, {}, OVERHEAD_SOURCE))
             for label, requests, limits, source in extra:
-                lead = (job.name, str(job.pods)) if len(lines) == first_row else ("", "")
-                lines.append(_md_row(*lead, label, "", _listing(requests), _listing(limits), source))
-            lead = (job.name, str(job.pods)) if len(lines) == first_row else ("", "")
+                lead = (_md_name(job.name), str(job.pods)) if len(lines) == first_row else ("", "")
+                cells = (markdown_text(label), "", _md_listing(requests), _md_listing(limits), markdown_text(source))
+                lines.append(_md_row(*lead, *cells))
+            lead = (_md_name(job.name), str(job.pods)) if len(lines) == first_row else ("", "")
             lines.append(
                 _md_row(
                     *lead,
                     "**per pod**",
                     "",
-                    f"**{_listing(job.pod_requests)}**",
-                    f"**{_listing(job.pod_limits, unbounded=job.unbounded)}**",
+                    f"**{_md_listing(job.pod_requests)}**",
+                    f"**{_md_listing(job.pod_limits, job.unbounded)}**",
                     "",
                 )
             )
@@ -602,18 +618,34 @@ def render_markdown(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] =
                 f"**{view.pods}**",
                 "",
                 "",
-                f"**{_listing(view.total_requests)}**",
-                f"**{_listing(view.total_limits, unbounded=view.unbounded)}**",
+                f"**{_md_listing(view.total_requests)}**",
+                f"**{_md_listing(view.total_limits, view.unbounded)}**",
                 "",
             )
         )
         blocks.append("\n".join(lines) + "\n")
-    tail = _left_out_text(views, left_out, "No TrainJobs.\n")
+    tail = _left_out_text(views, left_out, "No TrainJobs.\n", markdown=True)
     return "\n".join([*blocks, tail] if tail and blocks else blocks) if blocks else tail
 
 
 def _md_row(*cells: str) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    """One table row of cells already escaped (``markdown_text``, ``_md_name``) or of this module's own markup."""
+    return "| " + " | ".join(cells) + " |"
+
+
+# Words of letters, digits and dashes (a DNS label), or two of them as ``namespace/name``: no markup,
+# and no dot or colon, so not a domain or URL GitHub would link either.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][A-Za-z0-9-]*)?")
+
+
+def _md_name(name: str, table: bool = True) -> str:
+    """A user's name in Markdown: as it is when plain (``node``, ``team-a/nightly-eval``), else a
+    code span, where nothing is markup, a link or HTML."""
+    return name if _PLAIN_NAME.fullmatch(name) else code_span(name, table=table)
+
+
+def _md_listing(values: Mapping[str, Quantity], unbounded: frozenset[str] = frozenset()) -> str:
+    return markdown_text(_listing(values, unbounded=unbounded), 4000)
 
 
 def _md_sources(container: ContainerView) -> str:
@@ -628,11 +660,11 @@ def _md_sources(container: ContainerView) -> str:
         for name in sorted(values):
             by_source.setdefault(values[name].source, []).append(f"{section}.{name}")
     ordered = sorted(by_source.items(), key=lambda pair: pair[0] == DEFAULTED_FROM_LIMITS)
-    return "; ".join(f"{_md_source(source)}: {', '.join(fields)}" for source, fields in ordered)
+    return "; ".join(f"{_md_source(source)}: {markdown_text(', '.join(fields), 4000)}" for source, fields in ordered)
 
 
 def _md_source(source: str) -> str:
     for prefix in ("patch ", "LimitRange "):
         if source.startswith(prefix):
-            return f"{prefix}`{source.removeprefix(prefix)}`"
-    return source
+            return f"{prefix}{code_span(source.removeprefix(prefix), table=True)}"
+    return markdown_text(source)

@@ -23,6 +23,7 @@ from ..trainer.api import CLUSTER_RUNTIME_KIND, JOB_CHAIN, POD_CHAIN, TRAINER_GR
 from ..trainer.effective import ContainerKey, Effective
 from ..values import records
 from ..values.keys import CONTAINER_LISTS
+from ..values.violations import Violation
 from ..yamltext import textedit
 from ..yamltext import yamlnodes as yn
 from .provenance import (
@@ -239,6 +240,70 @@ def derive_runtime(
     yn.set_key(annotations, OVERRIDES, yn.str_node(dump(overrides)))
     yn.set_key(annotations, NAME_SCHEME, yn.str_node(NAME_SCHEME_VERSION))
     return Derived(kind, scope, name, node, text)
+
+
+# The derived runtimes of one render, together, at most what the function reads (yamlnodes'
+# MAX_INPUT_BYTES): each is about its base's size, so a few large runtimes and many distinct
+# overrides would otherwise make an output (and memory) hundreds of times the input's.
+MAX_DERIVED_BYTES: Final = yn.MAX_INPUT_BYTES
+BOUND_MESSAGE: Final = "the derived runtimes of this render would pass the output bound"
+
+
+class OutputBound:
+    """The derived runtimes a render has admitted (``admit``, in the TrainJobs' order), their
+    bytes, and how many from each base. A derived runtime counts as its base's text plus its
+    overrides (what ``derive_runtime`` writes, less a few annotations)."""
+
+    __slots__ = ("admitted", "limit", "per_base", "sizes", "total")
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = MAX_DERIVED_BYTES if limit is None else limit
+        self.admitted: set[tuple[str, str, str]] = set()
+        self.per_base: dict[int, int] = {}  # id(base item) -> derived runtimes admitted from it
+        self.sizes: dict[int, tuple[int, Item]] = {}  # id(base item) -> its text's size (the item kept alive)
+        self.total = 0
+
+    def size_of(self, base: Item) -> int:
+        known = self.sizes.get(id(base))
+        if known is None:
+            size = len(base.source) if base.source is not None else len(yn.serialize(base.node))
+            known = self.sizes[id(base)] = (size, base)
+        return known[0]
+
+    def admit(self, identity: tuple[str, str, str], base: Item, display: str, overrides: int) -> Violation | None:
+        """None when the derived runtime ``identity`` (of ``base``, ``overrides`` bytes of overrides)
+        fits, or was admitted before; else the error for the TrainJob that would derive it."""
+        if identity in self.admitted:
+            return None
+        size = self.size_of(base) + overrides
+        count = self.per_base.get(id(base), 0) + 1
+        if self.total + size > self.limit:
+            return Violation(
+                "spec.runtimeRef",
+                f"{BOUND_MESSAGE}: this TrainJob's would be runtime number {count:,} derived from {display} "
+                f"({size:,} bytes each), and with the {len(self.admitted):,} derived before it they would hold "
+                f"{self.total + size:,} bytes; the derived runtimes of one render hold at most {self.limit:,} "
+                f"bytes ({self.limit // (1024 * 1024)} MiB, the input limit). Give fewer distinct overrides per "
+                "runtime (TrainJobs with equal overrides share one derived runtime), or render the bundle in parts",
+            )
+        self.admitted.add(identity)
+        self.per_base[id(base)] = count
+        self.total += size
+        return None
+
+    def admit_all(self, requests: list[tuple[tuple[str, str, str], Item, int]]) -> bool:
+        """Admits every request (identity, base, overrides' bytes), or none when one would not fit."""
+        admitted, per_base, total = set(self.admitted), dict(self.per_base), self.total
+        for identity, base, overrides in requests:
+            if identity in admitted:
+                continue
+            total += self.size_of(base) + overrides
+            per_base[id(base)] = per_base.get(id(base), 0) + 1
+            admitted.add(identity)
+            if total > self.limit:
+                return False
+        self.admitted, self.per_base, self.total = admitted, per_base, total
+        return True
 
 
 def _rebuild_metadata(node: MappingNode, base: Item, name: str, namespace: str) -> None:

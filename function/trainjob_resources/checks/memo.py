@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..trainer.effective import ContainerKey, Effective
 from .bundle import Identity
-from .materialize import Derived, derive_runtime, derived_name
+from .materialize import Derived, OutputBound, derive_runtime, derived_name
 from .plan import Plan, make_plan
 from .provenance import dump
 from .rules.framework import Read, Stage, key_of, shape_of
@@ -24,7 +24,18 @@ R = TypeVar("R")
 
 
 class Memo:
-    __slots__ = ("_dumped", "_names", "_plans", "_results", "_shared", "derived", "managers", "pod_parts", "spellings")
+    __slots__ = (
+        "_dumped",
+        "_names",
+        "_plans",
+        "_results",
+        "_shared",
+        "bound",
+        "derived",
+        "managers",
+        "pod_parts",
+        "spellings",
+    )
 
     def __init__(self) -> None:
         self._results: dict[tuple[str, Hashable], Any] = {}
@@ -37,6 +48,7 @@ class Memo:
         self._dumped: dict[int, tuple[str, dict[str, Any]]] = {}
         self.derived: dict[Identity, Derived] = {}
         self.spellings: dict[Identity, str] = {}  # the overrides as written into each derived runtime
+        self.bound = OutputBound()  # the derived runtimes admitted, in the TrainJobs' order
 
     def remember(
         self,

@@ -157,6 +157,15 @@ def without_dependency(current: str, dependency: str) -> str:
     return ",".join(e for e in current.split(",") if e.strip() and e.strip() != dependency)
 
 
+def recheck_as_written(trainjob: Node, rewritten: Node | None, failed: bool) -> bool:
+    """Whether a TrainJob checked with its records undone (``restore``) must be checked again as
+    written: it goes out as written (not rewritten, not refused), so the runtime its written
+    runtimeRef names is what the cluster gets. Records are the input's too, anyone can write them:
+    they may ask for a check, never stand in for one (the trust model, krm/trust.py); a record
+    naming an absent runtime made a TrainJob on a 512Gi runtime pass a 32Gi cap unchecked."""
+    return rewritten is None and not failed and has_provenance(trainjob)
+
+
 def _first(annotations: Node | None, key: str) -> str | None:
     found = yn.scalar(yn.get(annotations, key))
     return found if found is not None else yn.scalar(yn.get(annotations, old(key)))

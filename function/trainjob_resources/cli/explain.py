@@ -159,7 +159,7 @@ def _explain_item(
     """The TrainJob's pods as the policy sees them, and the policy's findings; None if it cannot be read."""
     from yaml.nodes import MappingNode
 
-    from ..checks.bundle import resolve
+    from ..checks.bundle import path_of, resolve
     from ..checks.context import TrainJobContext
     from ..checks.memo import Memo
     from ..checks.policy import assess
@@ -180,7 +180,7 @@ def _explain_item(
     trainjob, _ = parse_trainjob(raw)
     if trainjob is None:
         return None
-    entry = resolve(bundle, trainjob.spec.runtime_ref, item.namespace).entry
+    entry = resolve(bundle, trainjob.spec.runtime_ref, item.namespace, True, path_of(item)).entry
     if entry is None or entry.model is None:
         return None
     context = TrainJobContext(item, trainjob, raw, bundle, config, Memo())

@@ -64,7 +64,7 @@ def split(work: TrainJobWork, warm: int, middle: int) -> list[Contribution]:
         _abandon(theirs)
         raise
     received = _receive(theirs, count - middle)
-    if received is None:
+    if received is None or not work.fits(received):
         received = work.run(middle, count)
     return head + mine + received
 

@@ -19,6 +19,7 @@ from ..values.text import bounded
 from ..values.violations import Severity
 from ..yamltext import layout, textedit
 from ..yamltext import yamlnodes as yn
+from . import trust
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1")
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
@@ -199,6 +200,7 @@ class Item:
         "line",
         "origin",
         "problem",
+        "renamed_by_build",
         "source",
     )
 
@@ -226,6 +228,9 @@ class Item:
         # The line (0-based) of its own file where the text its node was composed from starts, when
         # it was read from a file (``render``): its fields' lines in that file are then known.
         self.origin: int | None = None
+        # Its previousNames were set by a kustomize build that render ran (``repo.kustomize.restore``),
+        # not read from input: the trust model (``trust``) believes those wherever the object came from.
+        self.renamed_by_build = False
 
     @property
     def node(self) -> Node:
@@ -876,4 +881,7 @@ def _item_problem(node: Node, line: int = 0, text: str | None = None) -> tuple[s
             return problem, "items"
     if not yn.scalar(yn.get(node, "kind")) or not yn.scalar(yn.get(node, "apiVersion")):
         return "has no apiVersion or kind; it is passed through unchanged", None
+    annotations = yn.get_path(node, "metadata", "annotations")
+    if isinstance(annotations, MappingNode):
+        return trust.forged_mark(k.value for k, _ in annotations.value if isinstance(k, ScalarNode))
     return None

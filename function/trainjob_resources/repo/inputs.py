@@ -200,8 +200,8 @@ def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, timeout: fl
         if not plan.configs:
             inputs.unconfigured.append(entry_label)
         start = len(inputs.items)
-        _read_text(text, shown(entry_label), inputs)
-        kustomize.restore(inputs.items[start:])
+        _read_text(text, shown(entry_label), inputs, built=True)
+        inputs.errors.extend(kustomize.restore(inputs.items[start:], plan.marks, entry_label))
         inputs.built.update(_key(item) for item in inputs.items[start:])
         _name_origins(inputs, start, entry_label, keep=plan.user_origins)
 
@@ -324,7 +324,8 @@ def _decode(data: bytes, label: str) -> str:
         raise RenderError(f"{shown(label)}: {err}") from None
 
 
-def _read_text(text: str, label: str, inputs: Inputs) -> None:
+def _read_text(text: str, label: str, inputs: Inputs, built: bool = False) -> None:
+    """``built``: kustomize's output (render's marks in it: ``kustomize.restore`` checks and takes them)."""
     from yaml.nodes import MappingNode
 
     from ..krm.resource_list import Item
@@ -352,7 +353,7 @@ def _read_text(text: str, label: str, inputs: Inputs) -> None:
             continue
         inputs.reader.budget.take_items(len(objects), label)
         for obj in objects:
-            problem = _problem(obj, first_line)
+            problem = _problem(obj, first_line, built)
             if problem is not None:
                 inputs.errors.append(f"error: {where}: {problem}")
                 continue
@@ -400,9 +401,10 @@ def _objects(node: Node) -> tuple[list[Node], str | None]:
     return objects, problem
 
 
-def _problem(node: Node, first_line: int) -> str | None:
-    from yaml.nodes import MappingNode
+def _problem(node: Node, first_line: int, built: bool = False) -> str | None:
+    from yaml.nodes import MappingNode, ScalarNode
 
+    from ..krm import trust
     from ..yamltext import yamlnodes as yn
     from .kustomize import is_our_config
 
@@ -418,6 +420,16 @@ def _problem(node: Node, first_line: int) -> str | None:
         return f"line {line}: not a Kubernetes object (no apiVersion or kind)"
     from ..krm.resource_list import is_policy_input, merge_problem
 
+    annotations = yn.get_path(node, "metadata", "annotations")
+    keys = (
+        [k.value for k, _ in annotations.value if isinstance(k, ScalarNode)]
+        if isinstance(annotations, MappingNode)
+        else []
+    )
+    found = None if built else trust.forged_mark(keys) or trust.untrusted_previous_names(keys)
+    if found is not None:
+        name = yn.scalar(yn.get_path(node, "metadata", "name")) or "(no name)"
+        return f"line {line}: {yn.scalar(yn.get(node, 'kind'))} {shown(name)}: {found[1]}: {found[0]}"
     if is_policy_input(node) or is_our_config(node):
         found = merge_problem(node)
         if found is not None:

@@ -22,6 +22,7 @@ import contextlib
 import errno
 import os
 import re
+import secrets
 import selectors
 import shutil
 import signal
@@ -33,6 +34,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..krm import trust
 from .sources import MAX_FOLDER_DEPTH, Reader, RenderError, Root, shown, unreadable
 
 if TYPE_CHECKING:
@@ -100,21 +102,36 @@ _NOT_FILES = frozenset({"metadata", "commonlabels", "labels", "commonannotations
 PATH_FIELDS = frozenset({"files", "envs", "env", "path", "patchesstrategicmerge", "crds", "configurations"})
 # kustomize drops local-config objects from its output, but under kustomize this function sees them
 # (kustomize removes them after its transformers): in the private copy the annotation is renamed to
-# LOCAL_MARK, and restored on the built objects before render applies the function.
+# the build's local mark (Marks), and restored on the built objects before render applies the function.
 # The same holds for the annotation a kustomization adds (commonAnnotations, patches, in the
 # kustomization or in a component): there the key is renamed in the copies of the kustomizations
-# and of their patch files, as a key and as a JSON pointer.
+# and of their patch files, as an annotation's key and as a JSON pointer's path to it, never in data.
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
-LOCAL_MARK = "internal.trainjob-resources.io/local-config"
-_POINTER = (LOCAL_CONFIG.replace("/", "~1"), LOCAL_MARK.replace("/", "~1"))
+_POINTER = "/metadata/annotations/" + LOCAL_CONFIG.replace("~", "~0").replace("/", "~1")
 # A plain build keeps no previousNames (kustomize strips its build annotations), so each runtime's
-# name in its file is kept in NAME_MARK and turned into the previousNames annotation the function
-# resolves renamed runtimes through, as it does under kustomize.
-NAME_MARK = "internal.trainjob-resources.io/name"
-PREVIOUS_NAMES = "internal.config.kubernetes.io/previousNames"
-PREVIOUS_KINDS = "internal.config.kubernetes.io/previousKinds"
+# name in its file is kept in the build's name mark and turned into the previousNames annotation the
+# function resolves renamed runtimes through, as it does under kustomize.
+PREVIOUS_NAMES = trust.PREVIOUS_NAMES[0]
+PREVIOUS_KINDS = trust.PREVIOUS_KINDS[0]
 RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 TRAINER_GROUP = "trainer.kubeflow.org"
+
+
+@dataclass(frozen=True)
+class Marks:
+    """render's marks for one build, keyed with a random value no input knows (the trust model,
+    ``krm.trust``): the only ``internal.trainjob-resources.io/*`` annotations it takes from a build's
+    output; any other is the input's, and refused."""
+
+    nonce: str = field(default_factory=lambda: secrets.token_hex(8))
+
+    @property
+    def local(self) -> str:
+        return f"{trust.INTERNAL_PREFIX}local-config.{self.nonce}"
+
+    @property
+    def name(self) -> str:
+        return f"{trust.INTERNAL_PREFIX}name.{self.nonce}"
 
 
 @dataclass
@@ -146,6 +163,7 @@ class Plan:
     resource_files: set[str] = field(default_factory=set)  # real paths of files listed as resources
     patch_files: set[str] = field(default_factory=set)  # real paths of patch files the kustomizations name
     user_origins: bool = False  # the kustomization asks for origin annotations in its output itself
+    marks: Marks = field(default_factory=Marks)  # this build's own marks
 
 
 def kustomization_file(real_dir: str) -> str | None:
@@ -414,31 +432,100 @@ def _patch_paths(node: MappingNode, label: str) -> Iterator[tuple[str, str]]:
             yield f"{label}: patchesStrategicMerge[{index}]", entry
 
 
-def relabeled(text: str) -> str:
-    """A kustomization's patch as render builds it: the local-config annotation's key (and JSON
-    pointer) renamed to LOCAL_MARK, so that the objects it marks are not dropped (see LOCAL_MARK)."""
-    return text.replace(LOCAL_CONFIG, LOCAL_MARK).replace(*_POINTER)
+def relabeled(text: str, mark: str) -> str:
+    """A kustomization's patch as render builds it: the local-config annotation's key renamed to
+    ``mark`` (the build's, Marks.local), so that the objects it marks are not dropped. Only where
+    the key is an annotation's: a strategic-merge patch's ``metadata.annotations`` (a List's items'
+    too), and a JSON 6902 operation's ``path``/``from`` to it or its ``value`` holding it; never a
+    value, a ConfigMap's data or a pod template's annotations. Documents that do not change are
+    kept byte for byte; one that is not YAML too (kustomize reports it)."""
+    from ..yamltext import yamlnodes as yn
+    from ..yamltext.documents import split_documents
+
+    if "local-config" not in text and "\\" not in text:  # a double-quoted key may spell it with escapes
+        return text
+    chunks: list[str] = []
+    changed = False
+    for _, chunk in split_documents(text):
+        try:
+            node = yn.compose(chunk)
+        except yn.YamlInputError:
+            node = None
+        if node is not None and _relabel_patch(node, mark):
+            chunks.append("---\n" + yn.serialize(node))
+            changed = True
+        else:
+            chunks.append(chunk)
+    return "".join(chunks) if changed else text
 
 
-def _relabel_kustomization(node: MappingNode) -> None:
+def _relabel_patch(node: Node, mark: str) -> bool:
+    """``relabeled`` on one patch document: a strategic-merge patch (a mapping, or a List of them)
+    or a JSON 6902 patch (a sequence of operations, api/filters/patchjson6902/patchjson6902.go);
+    whether it changed."""
+    from yaml.nodes import MappingNode as Mapping
+    from yaml.nodes import ScalarNode, SequenceNode
+
+    from ..yamltext import yamlnodes as yn
+
+    if isinstance(node, Mapping):
+        changed = _rename_key(yn.get_path(node, "metadata", "annotations"), mark)
+        if yn.scalar(yn.get(node, "kind")) == "List":
+            items = yn.get(node, "items")
+            for item in items.value if isinstance(items, SequenceNode) else []:
+                changed = _rename_key(yn.get_path(item, "metadata", "annotations"), mark) or changed
+        return changed
+    if not isinstance(node, SequenceNode):
+        return False
+    pointer = "/metadata/annotations/" + mark.replace("~", "~0").replace("/", "~1")
+    changed = False
+    for op in node.value:
+        if not isinstance(op, Mapping):
+            continue
+        for key in ("path", "from"):
+            target = yn.get(op, key)
+            if isinstance(target, ScalarNode) and target.value == _POINTER:
+                target.value = pointer
+                changed = True
+        path = yn.scalar(yn.get(op, "path"))
+        value = yn.get(op, "value")
+        if path == "/metadata/annotations":
+            changed = _rename_key(value, mark) or changed
+        elif path == "/metadata":
+            changed = _rename_key(yn.get(value, "annotations"), mark) or changed
+        elif path in ("", "/"):
+            changed = _rename_key(yn.get_path(value, "metadata", "annotations"), mark) or changed
+    return changed
+
+
+def _rename_key(annotations: Node | None, mark: str) -> bool:
+    """The local-config key of an annotations mapping renamed to ``mark``; whether there was one."""
+    from yaml.nodes import MappingNode as Mapping
+    from yaml.nodes import ScalarNode
+
+    changed = False
+    if isinstance(annotations, Mapping):
+        for key, _ in annotations.value:
+            if isinstance(key, ScalarNode) and key.value == LOCAL_CONFIG:
+                key.value, key.style = mark, None
+                changed = True
+    return changed
+
+
+def _relabel_kustomization(node: MappingNode, mark: str) -> None:
     """``relabeled`` on a kustomization: its commonAnnotations' key and its inline patches."""
     from yaml.nodes import MappingNode as Mapping
     from yaml.nodes import ScalarNode, SequenceNode
 
     from ..yamltext import yamlnodes as yn
 
-    annotations = yn.get(node, "commonAnnotations")
-    if isinstance(annotations, Mapping):
-        keys = {yn.scalar(k) for k, _ in annotations.value}
-        for key, _ in annotations.value:
-            if isinstance(key, ScalarNode) and key.value == LOCAL_CONFIG and LOCAL_MARK not in keys:
-                key.value, key.style = LOCAL_MARK, None
+    _rename_key(yn.get(node, "commonAnnotations"), mark)
     for field_name in ("patches", "patchesJson6902", "patchesStrategicMerge"):
         value = yn.get(node, field_name)
         for entry in value.value if isinstance(value, SequenceNode) else []:
             patch = yn.get(entry, "patch") if isinstance(entry, Mapping) else entry
             if isinstance(patch, ScalarNode) and isinstance(patch.value, str):
-                patch.value = relabeled(patch.value)
+                patch.value = relabeled(patch.value, mark)
 
 
 def is_remote(entry: str) -> bool:
@@ -596,10 +683,12 @@ class _Copier:
                 self.copy(path, entry_label, depth + 1)
             elif entry.is_file(follow_symlinks=False):
                 data = self.reader.kept.pop(path, None) or self.reader.read_bytes(path, entry_label)
+                marks = self.plan.marks
                 if data is not None and path in self.plan.resource_files:
-                    data = marked(data)
-                elif data is not None and path in self.plan.patch_files and b"local-config" in data:
-                    data = relabeled(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+                    data = marked(data, marks)
+                elif data is not None and path in self.plan.patch_files and (b"local-config" in data or b"\\" in data):
+                    text = data.decode("utf-8", "surrogateescape")
+                    data = relabeled(text, marks.local).encode("utf-8", "surrogateescape")
                 if data is not None:
                     with open(self.target(path), "wb") as out:
                         out.write(data)
@@ -615,7 +704,7 @@ class _Copier:
 
         node = yn.deep_copy(kustomization.node)
         assert isinstance(node, MappingNode)
-        _relabel_kustomization(node)
+        _relabel_kustomization(node, self.plan.marks.local)
         for key, indexes in kustomization.drop.items():
             value = yn.get(node, key)
             assert isinstance(value, SequenceNode)
@@ -632,10 +721,10 @@ class _Copier:
         return yn.serialize(node)
 
 
-def marked(data: bytes) -> bytes:
+def marked(data: bytes, marks: Marks) -> bytes:
     """A resource file as kustomize builds it for render: each object's local-config annotation
-    key renamed to LOCAL_MARK, each runtime's name kept in NAME_MARK. Only documents that change
-    are written anew; a file that is not YAML is left as it is (kustomize reports it)."""
+    key renamed to the build's local mark, each runtime's name kept in its name mark. Only documents
+    that change are written anew; a file that is not YAML is left as it is (kustomize reports it)."""
     from ..yamltext import yamlnodes as yn
     from ..yamltext.documents import split_documents
 
@@ -652,7 +741,7 @@ def marked(data: bytes) -> bytes:
             node = yn.compose(chunk) if "local-config" in chunk or "TrainingRuntime" in chunk else None
         except yn.YamlInputError:
             node = None
-        if node is not None and any([_mark(obj) for obj in _objects_of(node)]):
+        if node is not None and any([_mark(obj, marks) for obj in _objects_of(node)]):
             chunks.append("---\n" + yn.serialize(node))
             changed = True
         else:
@@ -671,9 +760,9 @@ def _objects_of(node: Node) -> list[Node]:
     return [node]
 
 
-def _mark(obj: Node) -> bool:
+def _mark(obj: Node, marks: Marks) -> bool:
     """Marks one object (see ``marked``); whether it changed."""
-    from yaml.nodes import MappingNode, ScalarNode
+    from yaml.nodes import MappingNode
 
     from ..yamltext import yamlnodes as yn
 
@@ -682,14 +771,8 @@ def _mark(obj: Node) -> bool:
     metadata = yn.get(obj, "metadata")
     if not isinstance(metadata, MappingNode):
         return False
-    changed = False
     annotations = yn.get(metadata, "annotations")
-    if isinstance(annotations, MappingNode):
-        keys = {yn.scalar(key) for key, _ in annotations.value}
-        for key, _ in annotations.value:
-            if isinstance(key, ScalarNode) and key.value == LOCAL_CONFIG and LOCAL_MARK not in keys:
-                key.value, key.style = LOCAL_MARK, None
-                changed = True
+    changed = _rename_key(annotations, marks.local)
     api_version = yn.scalar(yn.get(obj, "apiVersion")) or ""
     name = yn.scalar(yn.get(metadata, "name"))
     kind = yn.scalar(yn.get(obj, "kind"))
@@ -697,26 +780,38 @@ def _mark(obj: Node) -> bool:
         if annotations is None or yn.is_null(annotations):
             yn.delete_key(metadata, "annotations")
             annotations = yn.ensure_map(metadata, "annotations")
-        if isinstance(annotations, MappingNode) and yn.get(annotations, NAME_MARK) is None:
-            yn.set_key(annotations, NAME_MARK, yn.str_node(name))
+        if isinstance(annotations, MappingNode) and yn.get(annotations, marks.name) is None:
+            yn.set_key(annotations, marks.name, yn.str_node(name))
             changed = True
     return changed
 
 
-def restore(items: Iterable[Item]) -> None:
+def restore(items: Iterable[Item], marks: Marks, label: str) -> list[str]:
     """Undoes ``marked`` on the built objects: the local-config annotation back, and a renamed
-    runtime's earlier name as kustomize's previousNames annotation."""
+    runtime's earlier name as kustomize's previousNames annotation (``Item.renamed_by_build``).
+    The errors (render's refusals, as ``inputs.errors`` holds them) for marks the build did not get
+    from render: any other ``internal.trainjob-resources.io/*`` annotation, and a previousNames that
+    a plain build keeps (its older spelling: kustomize strips only its own)."""
+    errors: list[str] = []
     for item in items:
-        value = item.annotation(LOCAL_MARK)
+        keys = [key for key in item.annotations() if key not in (marks.local, marks.name)]
+        found = trust.forged_mark(keys) or trust.untrusted_previous_names(keys)
+        if found is not None:
+            message, path = found
+            errors.append(f"error: {shown(label)}: {item.kind} {shown(item.name)}: {path}: {message}")
+            continue
+        value = item.annotation(marks.local)
         if value is not None:
-            item.remove_annotation(LOCAL_MARK)
+            item.remove_annotation(marks.local)
             item.set_annotation(LOCAL_CONFIG, value)
-        name = item.annotation(NAME_MARK)
+        name = item.annotation(marks.name)
         if name is not None:
-            item.remove_annotation(NAME_MARK)
-            if name != item.name and item.annotation(PREVIOUS_NAMES) is None:
+            item.remove_annotation(marks.name)
+            if name != item.name:
                 item.set_annotation(PREVIOUS_NAMES, name)
                 item.set_annotation(PREVIOUS_KINDS, item.kind)
+                item.renamed_by_build = True
+    return errors
 
 
 # Running kustomize

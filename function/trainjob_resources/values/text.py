@@ -29,3 +29,28 @@ def bounded(text: object, limit: int = MAX_SHOWN) -> str:
 
 def _escape(match: re.Match[str]) -> str:
     return match.group().encode("unicode_escape").decode("ascii")
+
+
+# What Markdown (CommonMark, GitHub's tables) reads as markup in a line of text: emphasis, code,
+# links and images, raw HTML, entities, strikethrough, headings, table cells. Any ASCII punctuation
+# may be backslash-escaped (CommonMark 0.31, "Backslash escapes"), so each is written escaped.
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>!&~#|])")
+
+
+def markdown_text(text: object, limit: int = MAX_SHOWN) -> str:
+    """``bounded(text)`` as literal Markdown text, fit for a table cell: no markup, link, image or
+    HTML of the user's survives, and no line break (escaped as ``\\n``)."""
+    return _MARKDOWN.sub(r"\\\1", bounded(text, limit))
+
+
+def code_span(text: object, limit: int = MAX_SHOWN, table: bool = False) -> str:
+    """``bounded(text)`` as a Markdown code span: literal whatever it holds (a fence longer than its
+    longest run of backticks, padded where it starts or ends with one; CommonMark "Code spans").
+    ``table``: inside a GitHub table cell, where a pipe ends the cell even in a code span unless
+    escaped (GFM "Tables")."""
+    value = bounded(text, limit)
+    fence = "`" * (max((len(run) for run in re.findall("`+", value)), default=0) + 1)
+    if not value or value[0] == "`" or value[-1] == "`" or (value[0] == " " and value[-1] == " "):
+        value = f" {value} "
+    span = f"{fence}{value}{fence}"
+    return span.replace("|", "\\|") if table else span

@@ -1,7 +1,8 @@
 """What ``check`` reads of the cluster for one render, call by call: list calls per kind and
-namespace (every namespace at once when a ClusterTrainingRuntime is involved, whose TrainJobs may
-be anywhere), three CRDs by name, and one SelfSubjectAccessReview per verb, kind and namespace of
-what the sync applies or prunes. Never a GET per object of the render.
+namespace (TrainJobs of every namespace at once when a derived ClusterTrainingRuntime is live, whose
+users may be anywhere), three CRDs by name and Trainer's public ConfigMap, and one
+SelfSubjectAccessReview per verb, kind and namespace of what the sync applies or prunes. Never a GET
+per object of the render.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ..trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
+from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
 from .findings import (
     Denial,
     Live,
@@ -60,27 +61,18 @@ def namespaces(objects: Iterable[Mapping[str, Any]]) -> set[str]:
     return {ns for ns in (namespace_of(o) for o in objects) if ns}
 
 
-def cluster_wide(objects: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether a ClusterTrainingRuntime is in the render or named by it: its TrainJobs may be in any namespace."""
-    for obj in objects:
-        if is_trainer(obj, (CLUSTER_RUNTIME_KIND,)):
-            return True
-        ref = runtime_ref(obj) if is_trainer(obj, (TRAINJOB_KIND,)) else None
-        if ref is not None and ref.kind == CLUSTER_RUNTIME_KIND:
-            return True
-    return False
-
-
 def read(cluster: Cluster, objects: Sequence[Mapping[str, Any]], trainer_namespace: str = TRAINER_NAMESPACE) -> Live:
     """The live objects a sync of ``objects`` meets."""
     live = Live()
     spaces = sorted(namespaces(objects))
-    if cluster_wide(objects):
+    for runtime in cluster.list(_trainer_path("clustertrainingruntimes")):
+        live.runtimes[runtime_key(runtime)] = runtime
+    # TrainJobs of every namespace only when a derived ClusterTrainingRuntime is live: the sync may prune
+    # it, and its users may be anywhere (runtime-in-use); else those of the render's namespaces.
+    if any(is_derived(r) for r in live.runtimes.values()):
         live.trainjobs = cluster.list(_trainer_path("trainjobs"))
     else:
         live.trainjobs = [t for ns in spaces for t in cluster.list(_trainer_path("trainjobs", ns))]
-    for runtime in cluster.list(_trainer_path("clustertrainingruntimes")):
-        live.runtimes[runtime_key(runtime)] = runtime
     for ns in spaces:
         for runtime in cluster.list(_trainer_path("trainingruntimes", ns)):
             live.runtimes[runtime_key(runtime)] = runtime

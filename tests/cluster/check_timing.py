@@ -42,6 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp, ControlPlane() as cp:
         _, folder = write(options.n, Path(tmp) / "bundle")
+        # Trainer v2.3.0's schema has no mlPolicy.torch.numProcPerNode (the bench runtime's): the API
+        # server refuses the runtime with it (field not declared in schema).
+        runtime_file = folder / "runtime.yaml"
+        text = runtime_file.read_text().replace("    torch:\n      numProcPerNode: auto\n", "    torch: {}\n")
+        assert "numProcPerNode" not in text
+        runtime_file.write_text(text)
         for ns in NAMESPACES:
             cp.kubectl("create", "namespace", ns)
         rendered = subprocess.run(
@@ -51,11 +57,8 @@ def main(argv: list[str] | None = None) -> int:
             check=True,
             cwd=tmp,
         ).stdout
-        docs = list(yaml.safe_load_all(rendered))
-        runtimes = [d for d in docs if d["kind"] != "TrainJob"]
-        trainjobs = [d for d in docs if d["kind"] == "TrainJob"]
-        _apply(cp, yaml.safe_dump_all(runtimes))
-        _apply(cp, yaml.safe_dump_all(trainjobs))
+        trainjobs = [d for d in yaml.safe_load_all(rendered) if d["kind"] == "TrainJob"]
+        _apply(cp, rendered)  # as rendered (a YAML dump would unquote strings such as "3e-5")
         for ns in NAMESPACES:
             quota = {
                 "apiVersion": "v1",

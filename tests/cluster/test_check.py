@@ -452,3 +452,119 @@ def test_the_table_and_markdown_formats_and_the_kubectl_plugin(cp: ControlPlane,
         env=env,
     )
     assert done.returncode == 1 and "runtime-missing" in done.stdout, done.stderr
+
+
+HOOK = ROOT / "deploy" / "check-presync"
+SYNCER = "system:serviceaccount:argocd:argocd-application-controller"
+
+
+def _hook_objects(tmp_path: Path, ns: str) -> list[dict[str, Any]]:
+    """deploy/check-presync as a user adds it: an overlay that sets the application's namespace."""
+    from tests.cluster.standalone import kustomize
+
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(f"namespace: {ns}\nresources:\n- {HOOK}\n")
+    built = subprocess.run(
+        [kustomize(), "build", "--load-restrictor=LoadRestrictionsNone", str(overlay)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return list(yaml.safe_load_all(built))
+
+
+def _token_kubeconfig(cp: ControlPlane, ns: str, account: str, path: Path) -> Path:
+    """A kubeconfig for the service account: a token from the TokenRequest API, the admin's server and CA."""
+    token = cp.kubectl("create", "token", account, "-n", ns).stdout.strip()
+    admin = yaml.safe_load(Path(cp.kubeconfig).read_text())
+    cluster = admin["clusters"][0]
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [cluster],
+        "users": [{"name": account, "user": {"token": token}}],
+        "contexts": [{"name": account, "context": {"cluster": cluster["name"], "user": account, "namespace": ns}}],
+        "current-context": account,
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _check_as(kubeconfig: Path, *args: str, cwd: Path) -> Checked:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trainjob_resources",
+            "check",
+            *args,
+            "--kubeconfig",
+            str(kubeconfig),
+            "--format",
+            "json",
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return Checked(done)
+
+
+def test_the_presync_hooks_read_only_rights_are_exactly_what_check_needs(cp: ControlPlane, tmp_path: Path) -> None:
+    ns = namespace(cp, "check-hook")
+    objects = _hook_objects(tmp_path, ns)
+    assert {o["kind"] for o in objects} == {
+        "ConfigMap",
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+        "Job",
+    }
+    for obj in objects:
+        assert obj["metadata"]["annotations"]["argocd.argoproj.io/hook"] == "PreSync", obj["metadata"]["name"]
+    [job] = [o for o in objects if o["kind"] == "Job"]
+    assert job["spec"]["template"]["spec"]["serviceAccountName"] == "trainjob-resources-check"
+    assert "trainjob-resources check" in job["spec"]["template"]["spec"]["containers"][0]["args"][0]
+    rbac = [
+        o
+        for o in objects
+        if o["kind"] in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+    ]
+    for obj in rbac:
+        if obj["kind"] == "ClusterRoleBinding":  # the namespace the hook runs in, for the cluster-wide rights
+            obj["subjects"][0]["namespace"] = ns
+    apply(cp, dump(*rbac))
+    base = runtime("check-hook-base")
+    apply(cp, dump(base))
+    repo = write(tmp_path / "repo" / "trainjob.yaml", trainjob("train", ns, "check-hook-base", memory="2Gi"))
+    kubeconfig = _token_kubeconfig(cp, ns, "trainjob-resources-check", tmp_path / "hook-kubeconfig")
+    # With these rights check reads everything it needs, and asks as Argo CD's controller (which may do
+    # nothing here: forbidden is the expected answer, from impersonated access reviews).
+    ok = _check_as(kubeconfig, str(repo), "--as", SYNCER, cwd=tmp_path)
+    assert ok.code == 1, ok.stderr
+    assert sorted({f["code"] for f in ok.findings}) == ["forbidden", "trainer-version"], ok.findings
+    assert all(f["message"].startswith(f"{SYNCER} may not ") for f in ok.of("forbidden"))
+    # Each rule is needed: without it, check cannot read the cluster (exit 2, one line).
+    roles = {o["kind"]: o for o in rbac if o["kind"] in ("ClusterRole", "Role")}
+    for kind, role in roles.items():
+        for i, rule in enumerate(role["rules"]):
+            reduced = json.loads(json.dumps(role))
+            del reduced["rules"][i]
+            apply(cp, dump(reduced))
+            try:
+                deadline = time.monotonic() + 10
+                while True:  # RBAC changes reach the authorizer through its informer: a moment
+                    without = _check_as(kubeconfig, str(repo), "--as", SYNCER, cwd=tmp_path)
+                    if without.code == 2 or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.5)
+                assert without.code == 2, f"{kind} rule {rule} is not needed: {without.findings}"
+                assert len(without.stderr.splitlines()) == 1, without.stderr
+            finally:
+                apply(cp, dump(role))

@@ -115,6 +115,7 @@ def _check(options: argparse.Namespace) -> int:
     from ..live import findings, gather, report
     from ..live.cluster import Cluster
     from ..repo.inputs import LOCAL_CONFIG, PATH_KEY
+    from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP
     from .render import load_for
 
     cluster = Cluster(options.kubeconfig, options.context, options.as_user, options.request_timeout)
@@ -130,11 +131,7 @@ def _check(options: argparse.Namespace) -> int:
         live = gather.read(cluster, written, options.trainer_namespace)
         added: set[int] = set()
         if not options.runtimes:
-            have = {
-                findings.runtime_key(v)
-                for v in written
-                if findings.is_trainer(v, ("TrainingRuntime", "ClusterTrainingRuntime"))
-            }
+            have = {findings.runtime_key(v) for v in written if findings.is_trainer(v, RUNTIME_KINDS)}
             for runtime in gather.platform_runtimes(live, written, have):
                 item = _item(runtime, LOCAL_CONFIG)
                 resource_list.items.append(item)
@@ -155,8 +152,8 @@ def _check(options: argparse.Namespace) -> int:
             for item in result.items
             if item.annotation(LOCAL_CONFIG) == "true"
             and id(item) not in added
-            and item.group == "trainer.kubeflow.org"
-            and item.kind in ("TrainingRuntime", "ClusterTrainingRuntime")
+            and item.group == TRAINER_GROUP
+            and item.kind in RUNTIME_KINDS
         ]
         render = findings.Render(objects, copies, views)
         found = findings.find(render, live)

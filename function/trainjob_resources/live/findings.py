@@ -169,7 +169,7 @@ class Denial(Record):
 class Live(MutableRecord):
     """What ``check`` read of the cluster."""
 
-    __slots__ = ("crds", "identity", "quotas", "runtimes", "snapshots", "trainer", "trainjobs")
+    __slots__ = ("crds", "quotas", "runtimes", "snapshots", "trainer", "trainjobs")
 
     def __init__(self) -> None:
         self.trainjobs: list[dict[str, Any]] = []  # in the namespaces read (or every namespace)
@@ -180,7 +180,6 @@ class Live(MutableRecord):
         self.crds: dict[str, dict[str, Any]] = {}  # by name
         # (what Trainer's release is, or None; what was read to tell it)
         self.trainer: tuple[str | None, str] = (None, "nothing read")
-        self.identity = "the kubeconfig's identity"
 
 
 class Render(MutableRecord):

@@ -24,7 +24,7 @@ from bench.generate import NAMESPACES, write
 from tests.cluster.controlplane import ControlPlane
 
 
-def _apply(cp: ControlPlane, text: str, timeout: float = 60.0) -> None:
+def _apply(cp: ControlPlane, text: str, timeout: float = 600.0) -> None:
     started = time.monotonic()
     while True:
         done = cp.apply_server_side(text, check=False)
@@ -35,10 +35,34 @@ def _apply(cp: ControlPlane, text: str, timeout: float = 60.0) -> None:
         time.sleep(0.5)
 
 
+def _profile(out: str, args: list[str], cwd: str) -> None:
+    import contextlib
+    import cProfile
+    import io
+    import os
+    import pstats
+
+    from trainjob_resources.cli import check
+
+    here = os.getcwd()
+    os.chdir(cwd)
+    profiler = cProfile.Profile()
+    started = time.monotonic()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            profiler.runcall(check.main, args)
+    finally:
+        os.chdir(here)
+    print(f"profiled run: {time.monotonic() - started:.2f} s wall", flush=True)
+    profiler.dump_stats(out)
+    pstats.Stats(out).sort_stats("cumulative").print_stats(40)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=500)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--profile", metavar="FILE", help="then run check once in this process under cProfile")
     options = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp, ControlPlane() as cp:
         _, folder = write(options.n, Path(tmp) / "bundle")
@@ -115,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
                 [f["code"] for f in json.loads(done.stdout)["findings"]] if done.stdout.startswith("{") else done.stderr
             )
             print(f"run {run + 1}: check exited {done.returncode} in {seconds:.2f} s; findings: {codes}", flush=True)
+        if options.profile:
+            _profile(options.profile, [str(folder), "--kubeconfig", cp.kubeconfig, "--format", "json"], tmp)
     return 0
 
 

@@ -12,6 +12,7 @@ also makes the sync and sees the API server or the webhook refuse it.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -463,10 +464,10 @@ def _hook_objects(tmp_path: Path, ns: str) -> list[dict[str, Any]]:
     from tests.cluster.standalone import kustomize
 
     overlay = tmp_path / "overlay"
-    overlay.mkdir()
-    (overlay / "kustomization.yaml").write_text(f"namespace: {ns}\nresources:\n- {HOOK}\n")
+    shutil.copytree(HOOK, overlay / "check-presync")
+    (overlay / "kustomization.yaml").write_text(f"namespace: {ns}\nresources:\n- check-presync\n")
     built = subprocess.run(
-        [kustomize(), "build", "--load-restrictor=LoadRestrictionsNone", str(overlay)],
+        [kustomize(), "build", str(overlay)],
         capture_output=True,
         text=True,
         check=True,
@@ -537,8 +538,8 @@ def test_the_presync_hooks_read_only_rights_are_exactly_what_check_needs(cp: Con
         if o["kind"] in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
     ]
     for obj in rbac:
-        if obj["kind"] == "ClusterRoleBinding":  # the namespace the hook runs in, for the cluster-wide rights
-            obj["subjects"][0]["namespace"] = ns
+        if obj["kind"] in ("ClusterRoleBinding", "RoleBinding"):  # the overlay's namespace reaches the subjects
+            assert obj["subjects"] == [{"kind": "ServiceAccount", "name": "trainjob-resources-check", "namespace": ns}]
     apply(cp, dump(*rbac))
     base = runtime("check-hook-base")
     apply(cp, dump(base))

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..checks.explain import TrainJobView
     from ..krm.resource_list import Item, ResourceList
     from ..live.cluster import Cluster
+    from ..live.findings import Live
 
 DESCRIPTION = """\
 Check what syncing the render would do to the live cluster, before it runs: what the API server or
@@ -127,7 +128,7 @@ def _check(options: argparse.Namespace) -> int:
             sys.stderr.write(line + "\n")
         if inputs.errors:
             return _render_failed(inputs.errors)
-        written = [item.value() for item in resource_list.items]
+        written = [_applied(item) for item in resource_list.items]
         live = gather.read(cluster, written, options.trainer_namespace)
         added: set[int] = set()
         if not options.runtimes:
@@ -137,7 +138,7 @@ def _check(options: argparse.Namespace) -> int:
                 resource_list.items.append(item)
                 inputs.platform.append(item)
                 added.add(id(item))
-        views = _views(cluster, resource_list, inputs.platform_ids, written)
+        views = _views(cluster, resource_list, inputs.platform_ids, written, live)
         from ..process import process
 
         result = process(resource_list, inputs.platform_ids)
@@ -146,7 +147,7 @@ def _check(options: argparse.Namespace) -> int:
             sys.stderr.write(line + "\n")
         if errors:
             return _render_failed(errors)
-        objects = [item.value() for item in result.items if item.annotation(LOCAL_CONFIG) != "true"]
+        objects = [_applied(item) for item in result.items if item.annotation(LOCAL_CONFIG) != "true"]
         copies = [
             (item.value(), item.annotation(PATH_KEY) or "--runtimes")
             for item in result.items
@@ -194,31 +195,57 @@ def _item(value: dict[str, Any], local_config: str) -> Item:
     return item
 
 
+def _applied(item: Item) -> dict[str, Any]:
+    """What the findings read of an object: all of Trainer's, the identity of the rest."""
+    from ..trainer.api import TRAINER_GROUP
+
+    if item.group == TRAINER_GROUP:
+        value: dict[str, Any] = item.value()
+        return value
+    metadata = {"name": item.name, **({"namespace": item.namespace} if item.namespace else {})}
+    return {"apiVersion": item.api_version, "kind": item.kind, "metadata": metadata}
+
+
 def _views(
-    cluster: Cluster, resource_list: ResourceList, platform: frozenset[int], written: list[Any]
+    cluster: Cluster, resource_list: ResourceList, platform: frozenset[int], written: list[Any], live: Live
 ) -> dict[str, TrainJobView]:
-    """Each TrainJob's pods as ``explain`` counts them, with the namespace's live LimitRanges."""
+    """The pods of each TrainJob a quota may have to hold (in a namespace with a ResourceQuota; not live, or
+    live and suspended), as ``explain`` counts them, with the namespace's live LimitRanges."""
     from ..checks.bundle import index
     from ..checks.config import ConfigError, parse_config
     from ..live import findings, gather
     from ..repo.inputs import LOCAL_CONFIG
+    from ..trainer.api import TRAINJOB_KIND
     from .explain import explain_item
 
+    quoted = {findings.namespace_of(q) for q in live.quotas}
+    running = {f"{findings.namespace_of(t)}/{findings.name_of(t)}" for t in live.trainjobs if not findings.suspended(t)}
+    wanted = {
+        key
+        for v in written
+        if findings.is_trainer(v, (TRAINJOB_KIND,))
+        and findings.namespace_of(v) in quoted
+        and (key := f"{findings.namespace_of(v)}/{findings.name_of(v)}") not in running
+    }
+    if not wanted:
+        return {}
     config_item = resource_list.function_config
     try:
         config = parse_config(config_item.value() if config_item is not None else None)
     except ConfigError:
         return {}  # the render reports it
     own = {(v.get("kind"), findings.namespace_of(v), findings.name_of(v)) for v in written}
+    spaces = {key.split("/", 1)[0] for key in wanted}
     ranges = [
         _item(lr, LOCAL_CONFIG)
-        for lr in gather.limit_ranges(cluster, gather.namespaces(written))
+        for lr in gather.limit_ranges(cluster, spaces)
         if ("LimitRange", findings.namespace_of(lr), findings.name_of(lr)) not in own  # the render's own wins
     ]
     bundle = index([*resource_list.items, *ranges], platform)
     views: dict[str, TrainJobView] = {}
     for item in bundle.trainjobs:
-        explained = explain_item(item, bundle, config)
+        key = f"{item.namespace}/{item.name}"
+        explained = explain_item(item, bundle, config) if key in wanted else None
         if explained is not None:
-            views[f"{item.namespace}/{item.name}"] = explained[0]
+            views[key] = explained[0]
     return views

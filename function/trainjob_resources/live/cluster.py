@@ -12,11 +12,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 PAGE: Final = 500
 TIMEOUT: Final = 30.0  # seconds, per request
+WORKERS: Final = 8  # requests in flight at once (the client's connection pool holds 5 per CPU)
 SERVICE_ACCOUNT_NAMESPACE: Final = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
@@ -127,9 +131,25 @@ class Cluster:
         except ApiError as err:
             return None, "not found" if err.status == 404 else f"not readable ({err})"
 
-    def list(self, path: str, label_selector: str | None = None) -> list[dict[str, Any]]:
+    def list_objects(self, path: str, label_selector: str | None = None) -> list[dict[str, Any]]:
         """Every object of a list call, page by page; none when the kind is not served (404)."""
         return list(self._pages(path, label_selector))
+
+    def lists(self, paths: Sequence[str]) -> list[list[dict[str, Any]]]:
+        """``list`` of each path, several at a time, in the order given."""
+        return self._at_once(self.list_objects, paths)
+
+    def reviews(self, asked: Sequence[tuple[str, str, str, str]]) -> list[tuple[bool, str]]:
+        """``may`` of each (verb, group, resource, namespace), several at a time, in the order given."""
+        return self._at_once(lambda args: self.may(*args), asked)
+
+    def _at_once(self, call: Callable[[T], R], args: Sequence[T]) -> list[R]:
+        if len(args) < 2:
+            return [call(a) for a in args]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(WORKERS, len(args))) as pool:
+            return list(pool.map(call, args))
 
     def _pages(self, path: str, label_selector: str | None) -> Iterator[dict[str, Any]]:
         token = ""

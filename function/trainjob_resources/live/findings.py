@@ -329,7 +329,7 @@ def _quantities(value: Any) -> dict[str, Quantity]:
     return out
 
 
-def _suspended(obj: Mapping[str, Any] | None) -> bool:
+def suspended(obj: Mapping[str, Any] | None) -> bool:
     spec = obj.get("spec") if obj is not None else None
     return isinstance(spec, Mapping) and spec.get("suspend") is True
 
@@ -341,7 +341,7 @@ def starting(render: Render, live: Live) -> list[dict[str, Any]]:
     out = []
     for trainjob in render.trainjobs():
         old = existing.get(f"{namespace_of(trainjob)}/{name_of(trainjob)}")
-        if _suspended(trainjob) or (old is not None and not _suspended(old)):
+        if suspended(trainjob) or (old is not None and not suspended(old)):
             continue
         out.append(trainjob)
     return out
@@ -471,6 +471,8 @@ def snapshot_kept(render: Render, live: Live) -> list[Finding]:
     content (what ``explain`` shows)."""
     applied = render.runtimes()
     copies = {runtime_key(c): c for c, _ in render.copies}
+    defaulted: dict[RuntimeKey, Any] = {}
+    compared: dict[tuple[RuntimeKey, int], list[str]] = {}  # TrainJobs on one runtime share snapshots
     out = []
     for trainjob in live.trainjobs:
         ref = runtime_ref(trainjob)
@@ -481,8 +483,12 @@ def snapshot_kept(render: Render, live: Live) -> list[Finding]:
         new = applied.get(key) or copies.get(key)
         if new is None:
             continue
-        schema = _schema(str(new.get("kind")), _version(new), live)
-        fields = compare.differing(compare.defaulted({"spec": new.get("spec")}, schema)["spec"], snapshot.get("spec"))
+        if key not in defaulted:
+            schema = _schema(str(new.get("kind")), _version(new), live)
+            defaulted[key] = compare.defaulted({"spec": new.get("spec")}, schema)["spec"]
+        if (key, id(snapshot)) not in compared:
+            compared[(key, id(snapshot))] = compare.differing(defaulted[key], snapshot.get("spec"))
+        fields = compared[(key, id(snapshot))]
         if not fields:
             continue
         changed = ["spec" + _dot(f) for f in fields]

@@ -65,18 +65,21 @@ def read(cluster: Cluster, objects: Sequence[Mapping[str, Any]], trainer_namespa
     """The live objects a sync of ``objects`` meets."""
     live = Live()
     spaces = sorted(namespaces(objects))
-    for runtime in cluster.list(_trainer_path("clustertrainingruntimes")):
+    for runtime in cluster.list_objects(_trainer_path("clustertrainingruntimes")):
         live.runtimes[runtime_key(runtime)] = runtime
     # TrainJobs of every namespace only when a derived ClusterTrainingRuntime is live: the sync may prune
     # it, and its users may be anywhere (runtime-in-use); else those of the render's namespaces.
-    if any(is_derived(r) for r in live.runtimes.values()):
-        live.trainjobs = cluster.list(_trainer_path("trainjobs"))
-    else:
-        live.trainjobs = [t for ns in spaces for t in cluster.list(_trainer_path("trainjobs", ns))]
-    for ns in spaces:
-        for runtime in cluster.list(_trainer_path("trainingruntimes", ns)):
-            live.runtimes[runtime_key(runtime)] = runtime
-        live.quotas += cluster.list(_core_path("resourcequotas", ns))
+    everywhere = any(is_derived(r) for r in live.runtimes.values())
+    paths = [_trainer_path("trainjobs")] if everywhere else [_trainer_path("trainjobs", ns) for ns in spaces]
+    paths += [_trainer_path("trainingruntimes", ns) for ns in spaces]
+    paths += [_core_path("resourcequotas", ns) for ns in spaces]
+    for path, found in zip(paths, cluster.lists(paths), strict=True):
+        if path.endswith("/trainjobs"):
+            live.trainjobs += found
+        elif path.endswith("/trainingruntimes"):
+            live.runtimes.update((runtime_key(r), r) for r in found)
+        else:
+            live.quotas += found
     for kind in (TRAINJOB_KIND, *RUNTIME_KINDS):
         crd = cluster.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd_name(kind)}")
         if crd is not None:
@@ -89,27 +92,32 @@ def read(cluster: Cluster, objects: Sequence[Mapping[str, Any]], trainer_namespa
         )
     with_trainjobs = sorted(namespaces(live.trainjobs) & set(spaces))
     names = {f"{namespace_of(t)}/{name_of(t)}{SNAPSHOT_SUFFIX}" for t in live.trainjobs}
-    for ns in with_trainjobs:
-        for cm in cluster.list(_core_path("configmaps", ns)):
+    parsed: dict[str, Any] = {}  # TrainJobs started on the same runtime content share one snapshot text
+    for ns, configmaps in zip(
+        with_trainjobs, cluster.lists([_core_path("configmaps", ns) for ns in with_trainjobs]), strict=True
+    ):
+        for cm in configmaps:
             key = f"{ns}/{name_of(cm)}"
             if key in names:
-                live.snapshots[key.removesuffix(SNAPSHOT_SUFFIX)] = _snapshot(cm)
+                live.snapshots[key.removesuffix(SNAPSHOT_SUFFIX)] = _snapshot(cm, parsed)
     return live
 
 
-def _snapshot(configmap: Mapping[str, Any]) -> Any:
+def _snapshot(configmap: Mapping[str, Any], parsed: dict[str, Any]) -> Any:
     data = configmap.get("data")
     text = data.get(SNAPSHOT_KEY) if isinstance(data, Mapping) else None
     if not isinstance(text, str):
         return None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
-        return None
+    if text not in parsed:
+        try:
+            parsed[text] = yaml.load(text, Loader=yaml.CSafeLoader)  # Trainer's own YAML (sigs.k8s.io/yaml)
+        except yaml.YAMLError:
+            parsed[text] = None
+    return parsed[text]
 
 
 def limit_ranges(cluster: Cluster, spaces: Iterable[str]) -> list[dict[str, Any]]:
-    return [lr for ns in sorted(spaces) for lr in cluster.list(_core_path("limitranges", ns))]
+    return [lr for found in cluster.lists([_core_path("limitranges", ns) for ns in sorted(spaces)]) for lr in found]
 
 
 def trainer_release(crds: Mapping[str, Mapping[str, Any]]) -> tuple[str | None, str]:
@@ -205,8 +213,8 @@ def denials(cluster: Cluster, objects: Sequence[Mapping[str, Any]], live: Live, 
         if key not in applied and is_derived(runtime) and (not key[1] or key[1] in spaces):
             add("delete", runtime)
     out = []
-    for (verb, group, resource, kind, ns), names in asked.items():
-        allowed, reason = cluster.may(verb, group, resource, ns)
+    answers = cluster.reviews([(verb, group, resource, ns) for verb, group, resource, _, ns in asked])
+    for ((verb, group, resource, kind, ns), names), (allowed, reason) in zip(asked.items(), answers, strict=True):
         if not allowed:
             out.append(Denial(verb, kind, f"{resource}.{group}" if group else resource, ns, names, reason))
     return out

@@ -124,7 +124,7 @@ def trainer_release(crds: Mapping[str, Mapping[str, Any]]) -> tuple[str | None, 
     """The Trainer release the CRDs name (a version label or annotation), and what was read to tell it."""
     if not crds:
         return None, f"no Trainer CRD is installed ({crd_name(TRAINJOB_KIND)} not found)"
-    read: list[str] = []
+    seen: dict[str, None] = {}
     for name in sorted(crds):
         meta = crds[name].get("metadata") or {}
         for where in ("labels", "annotations"):
@@ -134,9 +134,9 @@ def trainer_release(crds: Mapping[str, Mapping[str, Any]]) -> tuple[str | None, 
                 if isinstance(value, str) and _RELEASE.match(value):
                     release = value if value.startswith("v") else f"v{value}"
                     return release, f"CRD {name} {where[:-1]} {key}: {value}"
-        shown = {k: v for k, v in (meta.get("annotations") or {}).items() if "last-applied" not in k}
-        read.append(f"CRD {name}: labels {dict(meta.get('labels') or {})}, annotations {shown}")
-    return None, "no release label or annotation; read " + "; ".join(read)
+            seen.update((f"{k}: {v}", None) for k, v in values.items() if "last-applied" not in k)
+    carried = "; ".join(seen) or "none"
+    return None, f"the {len(crds)} Trainer CRDs carry no release label or annotation (theirs: {carried})"
 
 
 def published_release(public: Mapping[str, Any] | None, where: str, note: str, crds: str) -> tuple[str | None, str]:

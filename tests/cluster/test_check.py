@@ -569,3 +569,48 @@ def test_the_presync_hooks_read_only_rights_are_exactly_what_check_needs(cp: Con
                 assert len(without.stderr.splitlines()) == 1, without.stderr
             finally:
                 apply(cp, dump(role))
+
+
+def test_python_m_controlplane_writes_a_kubeconfig_and_stops_when_stdin_closes(tmp_path: Path) -> None:
+    """`python -m tests.cluster.controlplane --kubeconfig FILE`, for users who try their own output."""
+    from tests.cluster.controlplane import find_kubectl, tool_paths
+    from tests.cluster.standalone import unavailable
+
+    if tool_paths() is None:
+        unavailable("the control-plane binaries are not built (make cluster)")
+    kubeconfig = tmp_path / "kubeconfig"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.cluster.controlplane", "--kubeconfig", str(kubeconfig)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        line = proc.stdout.readline()
+        assert line.startswith("control plane up in ") and str(kubeconfig) in line, line + proc.stderr.read()
+        done = subprocess.run(
+            [
+                find_kubectl(),
+                f"--kubeconfig={kubeconfig}",
+                "get",
+                "crd",
+                "trainjobs.trainer.kubeflow.org",
+                "-o",
+                "name",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.stdout.strip() == "customresourcedefinition.apiextensions.k8s.io/trainjobs.trainer.kubeflow.org"
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+        assert not kubeconfig.exists(), "the kubeconfig of a stopped control plane is removed"
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=60)

@@ -41,7 +41,7 @@ SNAPSHOT_KEY = "runtime"
 VERSION_KEYS = ("app.kubernetes.io/version",)
 # The release Trainer publishes for its SDK: ConfigMap kubeflow-trainer-public, data
 # kubeflow_trainer_version, in Trainer's namespace, readable by every authenticated user
-# (manifests/overlays/manager/kustomization.yaml, manifests/base/rbac/public_configmap_role*.yaml).
+# (manifests/overlays/manager/kustomization.yaml, manifests/base/rbac/public_configmap_role.yaml and its binding).
 PUBLIC_CONFIGMAP = "kubeflow-trainer-public"
 PUBLIC_VERSION_KEY = "kubeflow_trainer_version"
 TRAINER_NAMESPACE = "kubeflow-system"

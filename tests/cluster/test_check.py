@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNTIMES = ROOT / "tests" / "testdata" / "runtimes"
 MUST_EXIST = "must be created before the TrainJob is created"
 TRAINER = "trainer.kubeflow.org/v1alpha1"
+TRACKING = "argocd.argoproj.io/tracking-id"
 
 
 class Checked:
@@ -237,6 +238,21 @@ def test_runtime_in_use_when_the_render_drops_a_derived_runtime_a_trainjob_made_
     assert f"{ns}/from-sdk (not in the render: made outside git)" in finding["message"]
     assert f"{ns}/from-git (in the render)" in finding["message"]
     assert checked.of("runtime-ref-immutable")  # from-git itself is re-pointed too
+    # A TrainJob Argo CD tracks for the runtime's own application and the render no longer has was
+    # deleted from git: a pruning sync deletes it with the runtime, so it is not named.
+    tracked = trainjob("deleted-from-git", ns, derived, kind="TrainingRuntime")
+    tracked["metadata"]["annotations"] = {TRACKING: f"team:trainer.kubeflow.org/TrainJob:{ns}/deleted-from-git"}
+    cp.create(dump(tracked))
+    cp.kubectl(
+        "annotate",
+        "trainingruntime",
+        derived,
+        "-n",
+        ns,
+        f"{TRACKING}=team:trainer.kubeflow.org/TrainingRuntime:{ns}/{derived}",
+    )
+    [again] = check(cp, str(repo), cwd=tmp_path).of("runtime-in-use")
+    assert "deleted-from-git" not in again["message"] and "from-sdk" in again["message"]
 
 
 def test_quota_exceeded_against_hard_minus_live_used_with_the_clusters_limit_range_defaults(
@@ -355,6 +371,13 @@ def test_runtime_drift_names_the_fields_a_runtimes_copy_differs_in(cp: ControlPl
     image = "spec.template.spec.replicatedJobs[node].template.spec.template.spec.containers[node].image"
     assert f"at {image}, metadata.labels.team:" in finding["message"], finding["message"]
     assert "copy.yaml" in finding["message"]
+    # A local-config copy vendored in the repository is compared the same way.
+    vendored = runtime("check-drift-base", image="docker.io/pytorch/pytorch:2.6.0")
+    vendored["metadata"]["annotations"] = {"config.kubernetes.io/local-config": "true"}
+    write(tmp_path / "vendored" / "runtime.yaml", vendored)
+    write(tmp_path / "vendored" / "trainjob.yaml", trainjob("train", ns, "check-drift-base", memory="2Gi"))
+    [copy] = check(cp, "vendored", cwd=tmp_path).of("runtime-drift")
+    assert f"at {image}:" in copy["message"] and "vendored/runtime.yaml" in copy["message"], copy["message"]
 
 
 def _snapshot(cp: ControlPlane, ns: str, name: str, timeout: float = 30.0) -> dict[str, Any]:

@@ -121,8 +121,9 @@ def _check(options: argparse.Namespace) -> int:
 
     cluster = Cluster(options.kubeconfig, options.context, options.as_user, options.request_timeout)
     try:
-        if options.namespace is None and not options.config_from_env:
-            options.namespace = cluster.default_namespace
+        if options.namespace is None:  # as render: Argo CD's application namespace, else the context's
+            from_env = os.environ.get("ARGOCD_APP_NAMESPACE") if options.config_from_env else None
+            options.namespace = from_env or cluster.default_namespace
         resource_list, inputs = load_for(options, os.environ)
         for line in inputs.notes:
             sys.stderr.write(line + "\n")

@@ -89,7 +89,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NS",
         help="namespace of TrainJobs and TrainingRuntimes that name none (default: the kubeconfig context's)",
     )
-    parser.add_argument("--kubeconfig", metavar="FILE", help="default: $KUBECONFIG, ~/.kube/config, in-cluster")
+    parser.add_argument(
+        "--kubeconfig", metavar="FILE", help="default: the first file of $KUBECONFIG, ~/.kube/config, in-cluster"
+    )
     parser.add_argument("--context", metavar="NAME", help="the kubeconfig context (default: its current one)")
     parser.add_argument(
         "--as",

@@ -297,3 +297,60 @@ def _kill_leftovers(marker: str) -> None:
         if marker in cmdline:
             with contextlib.suppress(OSError):
                 os.kill(int(entry.name), signal.SIGKILL)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tests.cluster.controlplane --kubeconfig FILE``: start the control plane, write its admin
+    kubeconfig to FILE, and run until SIGTERM or SIGINT, or until stdin closes (then FILE is removed)."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.cluster.controlplane",
+        description="Run the local control plane (kube-apiserver, etcd, upstream Trainer's CRDs, webhooks and "
+        "controllers) for your own output: `make cluster` first. Stops on SIGTERM, Ctrl-C or a closed stdin.",
+    )
+    parser.add_argument("--kubeconfig", required=True, metavar="FILE", help="where to write the admin kubeconfig")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the start (default: 120)")
+    options = parser.parse_args(argv)
+    try:
+        cp = ControlPlane()
+    except Unavailable as absent:
+        sys.stderr.write(f"controlplane: {absent}\n")
+        return 2
+    stop = threading.Event()
+
+    def stop_on_signal(signum: int, _frame: object) -> None:
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop_on_signal)
+
+    def stop_on_eof() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while sys.stdin.read(4096):
+                pass
+        stop.set()
+
+    cp.start(timeout=options.timeout)
+    target = Path(options.kubeconfig)
+    try:
+        target.write_text(Path(cp.kubeconfig).read_text())
+        target.chmod(0o600)
+        sys.stdout.write(
+            f"control plane up in {cp.start_seconds:.1f}s at {cp.server} (Kubernetes "
+            f"{cp.versions.get('kubernetes', '?')}, Trainer {cp.versions.get('trainer', '?')}); kubeconfig: "
+            f"{target}\n"
+        )
+        sys.stdout.flush()
+        threading.Thread(target=stop_on_eof, daemon=True).start()
+        stop.wait()
+    finally:
+        cp.stop()
+        with contextlib.suppress(OSError):
+            target.unlink()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

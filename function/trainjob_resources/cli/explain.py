@@ -132,7 +132,7 @@ def explain_resource_list(
     refs = [item.ref for item in bundle.trainjobs]
     if config is not None:
         for item in bundle.trainjobs:
-            explained = _explain_item(item, bundle, config)
+            explained = explain_item(item, bundle, config)
             if explained is not None:
                 views.append((item.ref, *explained))
     results = process(resource_list, platform).results
@@ -153,7 +153,7 @@ def _foreign_error(result: Result, ref: ResourceRef, own: set[tuple[str, str, st
     )
 
 
-def _explain_item(
+def explain_item(
     item: Item, bundle: Bundle, config: FunctionConfig
 ) -> tuple[TrainJobPods, set[tuple[str, str, str | None]]] | None:
     """The TrainJob's pods as the policy sees them, and the policy's findings; None if it cannot be read."""

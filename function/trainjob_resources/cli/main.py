@@ -1,4 +1,4 @@
-"""The command line: the KRM function (no arguments), ``render`` and ``explain``.
+"""The command line: the KRM function (no arguments), ``render``, ``explain`` and ``check``.
 
 Only this layer reads stdin or files, writes stdout or stderr, and picks exit codes:
 0 without error results, 1 with any (or when the input cannot be read at all).
@@ -172,7 +172,7 @@ def _stdin_is_a_terminal() -> bool:
 
 
 # Each subcommand lives in its own module, imported only when asked for (start-up time).
-SUBCOMMANDS = {"render": ".render", "explain": ".explain"}
+SUBCOMMANDS = {"render": ".render", "explain": ".explain", "check": ".check"}
 
 DOCS_URL = "https://github.com/trainjob-resources/trainjob-resources"
 
@@ -183,8 +183,11 @@ usage: trainjob-resources                     KRM function: ResourceList on stdi
                                  [--results all|problems|summary]
        trainjob-resources explain [PATH ...] [--format table|json|markdown] [--config FILE]
                                   [--config-from-env] [--runtimes PATH] [--namespace NS]
+       trainjob-resources check [PATH ...] [--runtimes PATH] [--config FILE] [--kubeconfig FILE]
+                                [--context NAME] [--as USER] [--format table|json|markdown]
        trainjob-resources --help | --version
-       (`render --help` and `explain --help` describe their options in full)
+       (`render --help`, `explain --help` and `check --help` describe their options in full;
+       as a kubectl plugin: `kubectl trainjob-resources check ...`)
 
 Lets a Kubeflow Trainer TrainJob write container `resources` in any spec.runtimePatches[]
 ContainerPatch (the Trainer API has no such field) and materializes them into derived runtimes
@@ -193,7 +196,8 @@ the API accepts: each TrainJob then points at a runtime sized as its patches ask
 As a KRM function (kustomize transformer, kpt pipeline or `kpt fn eval`) it reads a ResourceList,
 YAML or JSON, and writes it back with items rewritten and results; exit 1 when a result is an error.
 `render` does the same for files, folders (kustomizations built first) or - (stdin) and prints the
-manifests (Argo CD plugins, CI); `explain` prints what every TrainJob's pods request and limit.
+manifests (Argo CD plugins, CI); `explain` prints what every TrainJob's pods request and limit;
+`check` reads the live cluster and says what a sync of the render would be refused or break.
 
 functionConfig: none, a v1 ConfigMap (the options under `data`, as strings), or
   apiVersion: fn.trainjob-resources.io/v1alpha1
@@ -215,6 +219,7 @@ Examples:
   kpt fn eval --exec trainjob-resources .
   trainjob-resources render overlays/prod --config trainjob-resources.yaml > rendered.yaml
   trainjob-resources explain overlays/prod --format markdown
+  trainjob-resources check overlays/prod --as system:serviceaccount:argocd:argocd-application-controller
 
 Docs: {DOCS_URL} (README.md and docs/)
 """

@@ -1,0 +1,254 @@
+"""``trainjob-resources check``: what a sync of the render will do to the live cluster, before it runs.
+
+Renders PATH exactly as ``render`` does (``-``: a stream on stdin, rendered or not: rendering a
+rendered stream gives it back), reads the live cluster through the Kubernetes API (the
+``kubernetes`` client, imported by this command only: ``live.cluster``) and prints findings. Exit
+status: 0 without an error finding, 1 with one (or when the render fails), 2 when the cluster
+cannot be reached or read, or on bad usage: one line on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+
+    from ..checks.explain import TrainJobView
+    from ..krm.resource_list import Item, ResourceList
+    from ..live.cluster import Cluster
+    from ..live.findings import Live
+
+DESCRIPTION = """\
+Check what syncing the render would do to the live cluster, before it runs: what the API server or
+Trainer's webhook would refuse, what a pruning deployer would break, and what would not take effect.
+
+PATH is read and rendered as by `trainjob-resources render` (the same options), or - for a stream
+on stdin (a rendered one re-renders to itself). Without --runtimes, the runtimes the render names
+and does not have are read from the cluster (the installed ones); with it, each copy is compared
+with the installed runtime (runtime-drift).
+
+Findings (docs/check.md): runtime-ref-immutable, runtime-missing, runtime-in-use, quota-exceeded,
+forbidden (errors); runtime-drift, trainer-version (warnings); snapshot-kept (info). Kueue's
+queue-exceeded is not built yet.
+
+Reads with list calls per kind and namespace. Access (forbidden) is asked with
+SelfSubjectAccessReviews, as --as USER when given (impersonation: the kubeconfig's identity must
+be allowed to impersonate that user); everything else is read as the kubeconfig's identity.
+"""
+
+EPILOG = """\
+Exit status: 0 without an error finding, 1 with one or when the render fails (its errors on
+stderr, as render prints them), 2 when the cluster cannot be reached or read, or on bad usage.
+"""
+
+
+def main(args: list[str]) -> int:
+    options = _parser().parse_args(args)
+    from ..live.cluster import Unreachable
+    from ..repo.kustomize import Interrupted
+    from .render import RenderError
+
+    try:
+        return _check(options)
+    except Unreachable as err:
+        sys.stderr.write(f"trainjob-resources check: error: {err}\n")
+        return 2
+    except RenderError as err:
+        sys.stderr.write(f"trainjob-resources check: error: {err}\n")
+        return 1
+    except Interrupted as stop:
+        sys.stderr.write(f"trainjob-resources check: stopped by signal {stop.signum}\n")
+        return 128 + stop.signum
+    except Exception as err:  # a bug of ours: say so plainly, keep the traceback for debugging only
+        if os.environ.get("TRAINJOB_RESOURCES_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write(f"trainjob-resources check: internal error ({type(err).__name__}: {err}); please report it\n")
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    import argparse
+
+    from ..live.report import RENDERERS
+    from .render import add_input_options
+
+    parser = argparse.ArgumentParser(
+        prog="trainjob-resources check",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_input_options(parser)
+    parser.add_argument(
+        "--namespace",
+        metavar="NS",
+        help="namespace of TrainJobs and TrainingRuntimes that name none (default: the kubeconfig context's)",
+    )
+    parser.add_argument(
+        "--kubeconfig", metavar="FILE", help="default: the first file of $KUBECONFIG, ~/.kube/config, in-cluster"
+    )
+    parser.add_argument("--context", metavar="NAME", help="the kubeconfig context (default: its current one)")
+    parser.add_argument(
+        "--as",
+        dest="as_user",
+        metavar="USER",
+        help="the identity that syncs, for the access reviews (e.g. system:serviceaccount:argocd:"
+        "argocd-application-controller)",
+    )
+    parser.add_argument(
+        "--trainer-namespace",
+        metavar="NS",
+        default="kubeflow-system",
+        help="where Trainer is installed: its release is read from ConfigMap kubeflow-trainer-public there "
+        "(default: kubeflow-system)",
+    )
+    parser.add_argument("--format", choices=tuple(RENDERERS), default="table", help="output format (default: table)")
+    parser.add_argument(
+        "--request-timeout", metavar="SECONDS", type=float, default=30.0, help="per API request (default: 30)"
+    )
+    return parser
+
+
+def _check(options: argparse.Namespace) -> int:
+    from ..live import findings, gather, report
+    from ..live.cluster import Cluster
+    from ..repo.inputs import LOCAL_CONFIG, PATH_KEY
+    from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP
+    from .render import load_for
+
+    cluster = Cluster(options.kubeconfig, options.context, options.as_user, options.request_timeout)
+    try:
+        if options.namespace is None:  # as render: Argo CD's application namespace, else the context's
+            from_env = os.environ.get("ARGOCD_APP_NAMESPACE") if options.config_from_env else None
+            options.namespace = from_env or cluster.default_namespace
+        resource_list, inputs = load_for(options, os.environ)
+        for line in inputs.notes:
+            sys.stderr.write(line + "\n")
+        if inputs.errors:
+            return _render_failed(inputs.errors)
+        written = [_applied(item) for item in resource_list.items]
+        live = gather.read(cluster, written, options.trainer_namespace)
+        added: set[int] = set()
+        if not options.runtimes:
+            have = {findings.runtime_key(v) for v in written if findings.is_trainer(v, RUNTIME_KINDS)}
+            for runtime in gather.platform_runtimes(live, written, have):
+                item = _item(runtime, LOCAL_CONFIG)
+                resource_list.items.append(item)
+                inputs.platform.append(item)
+                added.add(id(item))
+        views = _views(cluster, resource_list, inputs.platform_ids, written, live)
+        from ..process import process
+
+        result = process(resource_list, inputs.platform_ids)
+        errors = [r.display() for r in result.results if r.severity == "error"]
+        for line in (r.display() for r in result.results if r.severity == "warning"):
+            sys.stderr.write(line + "\n")
+        if errors:
+            return _render_failed(errors)
+        objects = [_applied(item) for item in result.items if item.annotation(LOCAL_CONFIG) != "true"]
+        copies = [
+            (item.value(), item.annotation(PATH_KEY) or "--runtimes")
+            for item in result.items
+            if item.annotation(LOCAL_CONFIG) == "true"
+            and id(item) not in added
+            and item.group == TRAINER_GROUP
+            and item.kind in RUNTIME_KINDS
+        ]
+        render = findings.Render(objects, copies, views)
+        found = findings.find(render, live)
+        found += findings.forbidden(
+            gather.denials(cluster, objects, live, cluster.default_namespace), _identity(cluster)
+        )
+    finally:
+        cluster.close()
+    shown = report.ordered(found)
+    sys.stdout.write(report.RENDERERS[options.format](shown))
+    sys.stdout.flush()
+    errors_found = sum(f.severity == "error" for f in shown)
+    sys.stderr.write(
+        f"trainjob-resources check: {len(shown)} finding{'s' if len(shown) != 1 else ''}, {errors_found} "
+        f"error{'s' if errors_found != 1 else ''} ({cluster.server}, {cluster.source})\n"
+    )
+    return 1 if errors_found else 0
+
+
+def _identity(cluster: Cluster) -> str:
+    return cluster.as_user if cluster.as_user else "the kubeconfig's identity"
+
+
+def _render_failed(errors: list[str]) -> int:
+    for line in errors:
+        sys.stderr.write(line + "\n")
+    plural = "s" if len(errors) != 1 else ""
+    sys.stderr.write(f"trainjob-resources check: the render fails ({len(errors)} error{plural}); nothing checked\n")
+    return 1
+
+
+def _item(value: dict[str, Any], local_config: str) -> Item:
+    from ..krm.resource_list import Item
+    from ..yamltext import yamlnodes as yn
+
+    item = Item(yn.from_python(value))
+    item.set_annotation(local_config, "true")
+    return item
+
+
+def _applied(item: Item) -> dict[str, Any]:
+    """What the findings read of an object: all of Trainer's, the identity of the rest."""
+    from ..trainer.api import TRAINER_GROUP
+
+    if item.group == TRAINER_GROUP:
+        value: dict[str, Any] = item.value()
+        return value
+    metadata = {"name": item.name, **({"namespace": item.namespace} if item.namespace else {})}
+    return {"apiVersion": item.api_version, "kind": item.kind, "metadata": metadata}
+
+
+def _views(
+    cluster: Cluster, resource_list: ResourceList, platform: frozenset[int], written: list[Any], live: Live
+) -> dict[str, TrainJobView]:
+    """The pods of each TrainJob a quota may have to hold (in a namespace with a ResourceQuota; not live, or
+    live and suspended), as ``explain`` counts them, with the namespace's live LimitRanges."""
+    from ..checks.bundle import index
+    from ..checks.config import ConfigError, parse_config
+    from ..live import findings, gather
+    from ..repo.inputs import LOCAL_CONFIG
+    from ..trainer.api import TRAINJOB_KIND
+    from .explain import explain_item
+
+    quoted = {findings.namespace_of(q) for q in live.quotas}
+    running = {f"{findings.namespace_of(t)}/{findings.name_of(t)}" for t in live.trainjobs if not findings.suspended(t)}
+    wanted = {
+        key
+        for v in written
+        if findings.is_trainer(v, (TRAINJOB_KIND,))
+        and findings.namespace_of(v) in quoted
+        and (key := f"{findings.namespace_of(v)}/{findings.name_of(v)}") not in running
+    }
+    if not wanted:
+        return {}
+    config_item = resource_list.function_config
+    try:
+        config = parse_config(config_item.value() if config_item is not None else None)
+    except ConfigError:
+        return {}  # the render reports it
+    own = {(v.get("kind"), findings.namespace_of(v), findings.name_of(v)) for v in written}
+    spaces = {key.split("/", 1)[0] for key in wanted}
+    ranges = [
+        _item(lr, LOCAL_CONFIG)
+        for lr in gather.limit_ranges(cluster, spaces)
+        if ("LimitRange", findings.namespace_of(lr), findings.name_of(lr)) not in own  # the render's own wins
+    ]
+    bundle = index([*resource_list.items, *ranges], platform)
+    views: dict[str, TrainJobView] = {}
+    for item in bundle.trainjobs:
+        key = f"{item.namespace}/{item.name}"
+        explained = explain_item(item, bundle, config) if key in wanted else None
+        if explained is not None:
+            views[key] = explained[0]
+    return views

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
-    from ..checks.explain import TrainJobView
+    from ..checks.explain import TrainJobPods
     from ..krm.resource_list import Item, ResourceList
     from ..live.cluster import Cluster
     from ..live.findings import Live
@@ -117,8 +117,9 @@ def _parser() -> argparse.ArgumentParser:
 def _check(options: argparse.Namespace) -> int:
     from ..live import findings, gather, report
     from ..live.cluster import Cluster
-    from ..repo.inputs import LOCAL_CONFIG, PATH_KEY
+    from ..repo.inputs import PATH_KEY
     from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP
+    from ..values.keys import LOCAL_CONFIG
     from .render import load_for
 
     cluster = Cluster(options.kubeconfig, options.context, options.as_user, options.request_timeout)
@@ -211,14 +212,14 @@ def _applied(item: Item) -> dict[str, Any]:
 
 def _views(
     cluster: Cluster, resource_list: ResourceList, platform: frozenset[int], written: list[Any], live: Live
-) -> dict[str, TrainJobView]:
+) -> dict[str, TrainJobPods]:
     """The pods of each TrainJob a quota may have to hold (in a namespace with a ResourceQuota; not live, or
     live and suspended), as ``explain`` counts them, with the namespace's live LimitRanges."""
     from ..checks.bundle import index
     from ..checks.config import ConfigError, parse_config
     from ..live import findings, gather
-    from ..repo.inputs import LOCAL_CONFIG
     from ..trainer.api import TRAINJOB_KIND
+    from ..values.keys import LOCAL_CONFIG
     from .explain import explain_item
 
     quoted = {findings.namespace_of(q) for q in live.quotas}
@@ -245,7 +246,7 @@ def _views(
         if ("LimitRange", findings.namespace_of(lr), findings.name_of(lr)) not in own  # the render's own wins
     ]
     bundle = index([*resource_list.items, *ranges], platform)
-    views: dict[str, TrainJobView] = {}
+    views: dict[str, TrainJobPods] = {}
     for item in bundle.trainjobs:
         key = f"{item.namespace}/{item.name}"
         explained = explain_item(item, bundle, config) if key in wanted else None

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ..checks.explain import TrainJobView
+from ..checks.explain import TrainJobPods
 from ..checks.policy import Quota, pod_usage, read_quota
 from ..checks.policy import _scopes_match as scopes_match
 from ..checks.provenance import DERIVED_FROM, DERIVED_LABEL, RUNTIME_REF
@@ -193,7 +193,7 @@ class Render(MutableRecord):
         self,
         objects: list[dict[str, Any]],
         copies: list[tuple[dict[str, Any], str]],  # (runtime, where it was read)
-        views: Mapping[str, TrainJobView],
+        views: Mapping[str, TrainJobPods],
     ) -> None:
         self.objects = objects
         self.copies = copies
@@ -378,7 +378,7 @@ def _over_quota(
     name: str,
     trainjobs: list[dict[str, Any]],
     used: Mapping[str, Quantity],
-    views: Mapping[str, TrainJobView],
+    views: Mapping[str, TrainJobPods],
 ) -> list[Finding]:
     needed: dict[str, Quantity] = {}
     counted: dict[str, list[str]] = {}

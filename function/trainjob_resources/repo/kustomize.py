@@ -152,7 +152,7 @@ class Kustomization:
 
 
 @dataclass
-class Plan:
+class BuildPlan:
     """The kustomizations a build reads, checked, and what they ask of this function."""
 
     root: Root
@@ -196,10 +196,10 @@ def function_annotation(node: Node) -> str | None:
     return None
 
 
-def plan(real_dir: str, label: str, root: Root, reader: Reader) -> Plan:
+def plan(real_dir: str, label: str, root: Root, reader: Reader) -> BuildPlan:
     """Reads the kustomization in ``real_dir`` and every one it builds on; RenderError on the first
     thing ``render`` will not build (errors about links are in ``reader.errors``)."""
-    result = Plan(root, real_dir, label)
+    result = BuildPlan(root, real_dir, label)
     walker = _Walker(result, reader)
     walker.walk(real_dir, label, plugins=False, depth=0)
     walker.count_repeated_reads()
@@ -207,7 +207,7 @@ def plan(real_dir: str, label: str, root: Root, reader: Reader) -> Plan:
 
 
 class _Walker:
-    def __init__(self, plan: Plan, reader: Reader) -> None:
+    def __init__(self, plan: BuildPlan, reader: Reader) -> None:
         self.plan = plan
         self.reader = reader
         self.reads: dict[str, list[tuple[str, str]]] = {}  # real path -> (where, entry) per naming
@@ -633,7 +633,7 @@ def _parse_all(reader: Reader, real: str, label: str) -> list[Node]:
 # The private copy
 
 
-def mirror(found: Plan, reader: Reader, into: str) -> str:
+def mirror(found: BuildPlan, reader: Reader, into: str) -> str:
     """Copies the folders of the plan's kustomizations into ``into`` (at their paths relative to the
     root), this function's entries taken out; returns the folder to build."""
     copier = _Copier(found, reader, into)
@@ -643,7 +643,7 @@ def mirror(found: Plan, reader: Reader, into: str) -> str:
 
 
 class _Copier:
-    def __init__(self, found: Plan, reader: Reader, into: str) -> None:
+    def __init__(self, found: BuildPlan, reader: Reader, into: str) -> None:
         self.plan = found
         self.reader = reader
         self.into = into
@@ -836,7 +836,7 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
-def build(found: Plan, reader: Reader, timeout: float = DEFAULT_TIMEOUT) -> str:
+def build(found: BuildPlan, reader: Reader, timeout: float = DEFAULT_TIMEOUT) -> str:
     """kustomize's output for the plan, read within the load's budget; RenderError if it fails.
     ``timeout`` applies when the reader carries no deadline of its own (the render's, for all builds)."""
     from ..yamltext import yamlnodes as yn

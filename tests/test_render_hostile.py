@@ -450,6 +450,32 @@ def test_the_repositorys_config_cannot_loosen_the_platform_policy(repo: Path, tm
     assert "error: ./fn.yaml: maxPerContainer {memory: 1Ti} would loosen the platform's policy" in out.stderr, out
 
 
+def test_a_role_cap_applies_through_the_cli_and_cannot_be_loosened(repo: Path, tmp_path: Path) -> None:
+    """maxPerRole (issue 32) through the installed command: the platform's cap applies to the sidecar,
+    ARGOCD_ENV_* may not loosen it, and without a platform the tenant's cap is the only one."""
+    platform = write(
+        tmp_path / "platform.yaml",
+        PLATFORM.replace("maxPerContainer: {memory: 96Gi}", "maxPerRole: {sidecar: {memory: 32Gi}, trainer: {cpu: 1}}"),
+    )
+    out = render(repo / "app", "--config", str(platform), ".")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert (
+        "limits.memory 64Gi (patch user-controller.example.com/manager) of sidecar 'data-loader' of replicated job "
+        "'node' is above the platform's maximum for the sidecar role, 32Gi (functionConfig maxPerRole.sidecar: "
+        "restartable init containers and every other container besides the trainer)"
+    ) in out.stderr, out
+    assert "trainer role" not in out.stderr, "the trainer sets no cpu: nothing to cap"
+    env = {"ARGOCD_ENV_MAX_PER_ROLE": "sidecar.memory=128Gi"}
+    out = render(repo / "app", "--config-from-env", "--config", str(platform), ".", env=env)
+    assert (out.code, out.stdout) == (1, ""), out
+    assert (
+        "error: ARGOCD_ENV_MAX_PER_ROLE (plugin env MAX_PER_ROLE): maxPerRole {sidecar: {memory: 128Gi}} would loosen "
+        "the platform's policy (maxPerRole {sidecar: {memory: 32Gi}, trainer: {cpu: 1}} in "
+    ) in out.stderr, out
+    out = render(repo / "app", "--config-from-env", ".", env=env)
+    assert out.code == 0, "without a platform, the tenant's cap is the only one (and 64Gi is under it)"
+
+
 def test_argo_cd_booleans_are_true_or_false(repo: Path) -> None:
     out = render(repo / "app", "--config-from-env", ".", env={"ARGOCD_ENV_ALLOW_GPU_IN_SIDECARS": "no"})
     assert (out.code, out.stdout) == (1, ""), out

@@ -1,8 +1,10 @@
 """The functionConfig: none, a ConfigMap's ``data``, or a typed ``TrainJobResources`` object.
 
 A ConfigMap's values are strings, so the structured policy options also accept a string: a JSON
-object or ``name=quantity,name=quantity`` for ``maxPerContainer``, a JSON array or
-``name,name`` for ``allowedResources`` and ``gpuResources`` (the typed object accepts both forms).
+object or ``name=quantity,name=quantity`` for ``maxPerContainer``, a JSON object or
+``role.name=quantity,role.name=quantity`` for ``maxPerRole`` (a role has no dot: the first one ends
+it), a JSON array or ``name,name`` for ``allowedResources`` and ``gpuResources`` (the typed object
+accepts both forms).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pydantic.alias_generators import to_camel
 from ..kube.quantity import QuantityError, invalid, parse_quantity
 from ..values import fieldpath
 from ..values.violations import Violation
-from .options import DEFAULT_GPU_RESOURCES
+from .options import DEFAULT_GPU_RESOURCES, ROLES
 
 CONFIG_API_VERSION = "fn.trainjob-resources.io/v1alpha1"
 CONFIG_KIND = "TrainJobResources"
@@ -39,6 +41,7 @@ class FunctionConfig(BaseModel):
     # Platform and namespace policy (policy.py).
     namespace_policy: Literal["error", "warning", "off"] = "error"
     max_per_container: dict[str, str] = {}  # resource name -> canonical quantity
+    max_per_role: dict[str, dict[str, str]] = {}  # role (options.ROLES) -> resource name -> canonical quantity
     allowed_resources: tuple[str, ...] | None = None
     allow_gpu_in_sidecars: bool = True
     gpu_resources: tuple[str, ...] = DEFAULT_GPU_RESOURCES
@@ -123,23 +126,12 @@ def _decode_policy_options(data: dict[str, Any], prefix: str) -> tuple[dict[str,
                 violations.append(Violation(path, str(err), current_value=out[key]))
                 out.pop(key)
                 continue
-        if not isinstance(value, dict):
-            continue
-        quantities: dict[str, str] = {}
-        for name, raw in value.items():
-            try:
-                quantity = parse_quantity(raw)
-            except QuantityError as err:
-                message, fix = invalid(raw, err)
-                violations.append(Violation(fieldpath.child(path, str(name)), message, "error", raw, fix))
-                continue
-            if quantity.is_negative():
-                violations.append(
-                    Violation(fieldpath.child(path, str(name)), "must not be negative", current_value=raw)
-                )
-                continue
-            quantities[str(name)] = quantity.canonical()
-        out[key] = quantities
+        if isinstance(value, dict):
+            out[key] = _quantities(value, path, violations)
+    if "maxPerRole" in out:
+        out["maxPerRole"] = _decode_roles(out["maxPerRole"], f"{prefix}.maxPerRole", violations)
+        if out["maxPerRole"] is None:
+            out.pop("maxPerRole")
     for key in _BOOLEAN_OPTIONS:
         value = out.get(key)
         if key not in out or isinstance(value, bool):
@@ -161,6 +153,64 @@ def _decode_policy_options(data: dict[str, Any], prefix: str) -> tuple[dict[str,
                 violations.append(Violation(f"{prefix}.{key}", str(err), current_value=value))
                 out.pop(key)
     return out, violations
+
+
+def _quantities(value: dict[Any, Any], path: str, violations: list[Violation]) -> dict[str, str]:
+    """A map of maxima, each checked and made canonical; the bad ones named in ``violations``."""
+    quantities: dict[str, str] = {}
+    for name, raw in value.items():
+        try:
+            quantity = parse_quantity(raw)
+        except QuantityError as err:
+            message, fix = invalid(raw, err)
+            violations.append(Violation(fieldpath.child(path, str(name)), message, "error", raw, fix))
+            continue
+        if quantity.is_negative():
+            violations.append(Violation(fieldpath.child(path, str(name)), "must not be negative", current_value=raw))
+            continue
+        quantities[str(name)] = quantity.canonical()
+    return quantities
+
+
+def _decode_roles(value: Any, path: str, violations: list[Violation]) -> Any:
+    """``maxPerRole``: role -> maxima, from a mapping or its string forms; None when it cannot be read."""
+    if isinstance(value, str):
+        try:
+            value = _decode_role_map(value)
+        except ValueError as err:
+            violations.append(Violation(path, str(err), current_value=value))
+            return None
+    if not isinstance(value, dict):
+        return value  # pydantic names the type
+    roles: dict[str, dict[str, str]] = {}
+    for role, maxima in value.items():
+        where = fieldpath.child(path, str(role))
+        if role not in ROLES:
+            violations.append(
+                Violation(where, f"unknown role {role!r}; accepted: {', '.join(ROLES)}", current_value=role)
+            )
+        elif not isinstance(maxima, dict):
+            violations.append(
+                Violation(where, "must be a mapping of resource names to quantities", current_value=maxima)
+            )
+        else:
+            roles[role] = _quantities(maxima, where, violations)
+    return roles
+
+
+def _decode_role_map(text: str) -> Any:
+    if text.lstrip().startswith("{"):
+        return _json(text, "a JSON object")
+    out: dict[str, dict[str, str]] = {}
+    for entry in filter(None, _SEPARATORS.split(text.strip())):
+        key, sep, quantity = entry.partition("=")
+        role, dot, name = key.partition(".")
+        if not sep or not dot or not role or not name:
+            raise ValueError(
+                f"expected role.name=quantity entries separated by commas (or a JSON object), got {entry!r}"
+            )
+        out.setdefault(role, {})[name] = quantity
+    return out
 
 
 def _decode_map(text: str) -> Any:
@@ -193,7 +243,14 @@ def _json(text: str, what: str) -> Any:
 # value at least as strict as the platform's: the platform's config is a floor.
 
 ENV_PREFIX = "ARGOCD_ENV_"
-POLICY_OPTIONS = ("maxPerContainer", "allowedResources", "allowGpuInSidecars", "namespacePolicy", "gpuResources")
+POLICY_OPTIONS = (
+    "maxPerContainer",
+    "maxPerRole",
+    "allowedResources",
+    "allowGpuInSidecars",
+    "namespacePolicy",
+    "gpuResources",
+)
 _BOOLEAN_OPTIONS = ("allowGpuInSidecars",)
 # Options that are not policy, but that the platform may pin by setting them in its config: which kind
 # the derived runtimes are decides whether tenants' derived runtimes share one cluster-wide namespace.
@@ -316,6 +373,8 @@ def combine(layers: list[Layer]) -> FunctionConfig:
                     continue
                 if option == "maxPerContainer":
                     value = {**floor, **value}
+                if option == "maxPerRole":
+                    value = {role: {**floor.get(role, {}), **value.get(role, {})} for role in (*floor, *value)}
             values[name] = value
     if problems:
         raise LayerError(problems)
@@ -336,7 +395,7 @@ def _field_name(option: str) -> str | None:
 
 def _show(value: Any) -> str:
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {v}" for k, v in value.items()) + "}" if value else "{} (no caps)"
+        return "{" + ", ".join(f"{k}: {_show(v)}" for k, v in value.items()) + "}" if value else "{} (no caps)"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(value) + "]"
     if value is None:
@@ -353,6 +412,13 @@ def _looser(option: str, value: Any, floor: Any) -> str | None:
             if name in floor and parse_quantity(quantity) > parse_quantity(floor[name])
         ]
         return "{" + ", ".join(raised) + "}" if raised else None
+    if option == "maxPerRole":
+        loosened = [
+            f"{role}: {over}"
+            for role, maxima in value.items()
+            if (over := _looser("maxPerContainer", maxima, floor.get(role, {}))) is not None
+        ]
+        return "{" + ", ".join(loosened) + "}" if loosened else None
     if option == "allowedResources":
         if floor is None:
             return None

@@ -205,6 +205,7 @@ functionConfig: none, a v1 ConfigMap (the options under `data`, as strings), or
     trainerResources: error         # error (default) | moveToResourcesPerNode
     namespacePolicy: error          # LimitRange/ResourceQuota findings: error (default) | warning | off
     maxPerContainer: {{memory: 128Gi}}  # platform maximum per container and resource
+    maxPerRole: {{sidecar: {{memory: 64Gi}}}}  # per role (trainer, initializer, sidecar, initContainer)
     allowedResources: [cpu, memory, nvidia.com/gpu]  # the only resource names containers may use
     allowGpuInSidecars: true        # true (default) | false
     gpuResources: [nvidia.com/gpu]  # default: nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu, gpu.intel.com/*

@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-test
 
-.PHONY: example test lint goldens bench clean cluster
+.PHONY: example test lint goldens bench clean cluster kubeconform
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,12 @@ example: $(RUN_STAMP)
 cluster:
 	bash tests/cluster/build.sh
 
+## Build (or reuse) kubeconform from its Go module, for tests/test_schema.py (the same cache folder).
+kubeconform:
+	bash tests/tools/kubeconform.sh
+
 ## Lint, type-check and run the whole test suite.
-test: $(STAMP) cluster
+test: $(STAMP) cluster kubeconform
 	$(BIN)/ruff check function tests bench
 	$(BIN)/ruff format --check function tests bench
 	$(BIN)/mypy --strict function

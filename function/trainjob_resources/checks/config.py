@@ -436,6 +436,73 @@ def _looser(option: str, value: Any, floor: Any) -> str | None:
     return None
 
 
+# The JSON Schema of a TrainJobResources object (``trainjob-resources schema config``).
+
+_DESCRIPTIONS = {
+    "mode": "materialize (default): derived runtimes the API accepts; native: validate only",
+    "derivedRuntimeKind": "the kind of the derived runtimes",
+    "trainerResources": "resources on the trainer container: an error, or moved to spec.trainer.resourcesPerNode",
+    "namespacePolicy": "how LimitRange and ResourceQuota findings are reported",
+    "maxPerContainer": "the largest request or limit of any one container, per resource name",
+    "maxPerRole": f"the largest request or limit per role ({', '.join(ROLES)}), per resource name",
+    "allowedResources": "the only resource names containers may request or limit",
+    "allowGpuInSidecars": "false: no initContainers entry may request or limit a GPU",
+    "gpuResources": "what counts as a GPU (an entry ending in * is a prefix)",
+    "results": "which results to report",
+}
+_STRING_FORMS = {
+    "maxPerContainer": "name=quantity,name=quantity, or a JSON object",
+    "maxPerRole": "role.name=quantity,role.name=quantity, or a JSON object",
+    "allowedResources": "name,name, or a JSON array",
+    "gpuResources": "name,name, or a JSON array",
+}
+
+
+def json_schema() -> dict[str, Any]:
+    """A TrainJobResources object: FunctionConfig's schema as its ``spec``, with the string forms
+    ``_decode_policy_options`` reads besides the structured ones (a ConfigMap's values are strings;
+    the typed object takes them too)."""
+    from ..trainer.models import JSON_SCHEMA_DRAFT, QUANTITY_PATTERN
+    from ..trainer.models import json_schema as model_schema
+
+    spec = model_schema(FunctionConfig)
+    spec.pop("$schema")
+    options = spec["properties"]
+    unsigned = "^\\+?" + QUANTITY_PATTERN.removeprefix("^(\\+|-)?")  # a maximum is not negative
+    maximum = {"anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": unsigned}]}
+    caps = {"type": "object", "additionalProperties": maximum}
+    options["maxPerContainer"] = caps
+    options["maxPerRole"] = {
+        "type": "object",
+        "properties": {role: caps for role in ROLES},
+        "additionalProperties": False,
+    }
+    for option in (*_STRING_FORMS, *_BOOLEAN_OPTIONS):
+        entry = dict(options[option])
+        default = {"default": entry.pop("default")} if "default" in entry else {}
+        structured = entry.pop("anyOf", [entry])
+        text = (
+            {"type": "string", "description": _STRING_FORMS[option]}
+            if option in _STRING_FORMS
+            else {"type": "string", "enum": ["true", "false"]}
+        )
+        options[option] = {"anyOf": [*structured, text], **default}
+    for option, described in _DESCRIPTIONS.items():
+        options[option]["description"] = described
+    return {
+        "$schema": JSON_SCHEMA_DRAFT,
+        "description": "The functionConfig of trainjob-resources (the same options as a v1 ConfigMap's data).",
+        "type": "object",
+        "required": ["apiVersion", "kind"],
+        "properties": {
+            "apiVersion": {"type": "string", "enum": [CONFIG_API_VERSION]},
+            "kind": {"type": "string", "enum": [CONFIG_KIND]},
+            "metadata": {"type": "object"},
+            "spec": spec,
+        },
+    }
+
+
 def to_object(config: FunctionConfig) -> dict[str, Any]:
     """The config as a TrainJobResources object, every option spelled out."""
     spec = config.model_dump(by_alias=True, mode="json")

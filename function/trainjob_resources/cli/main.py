@@ -1,4 +1,4 @@
-"""The command line: the KRM function (no arguments), ``render`` and ``explain``.
+"""The command line: the KRM function (no arguments), ``render``, ``explain`` and ``schema``.
 
 Only this layer reads stdin or files, writes stdout or stderr, and picks exit codes:
 0 without error results, 1 with any (or when the input cannot be read at all).
@@ -172,7 +172,7 @@ def _stdin_is_a_terminal() -> bool:
 
 
 # Each subcommand lives in its own module, imported only when asked for (start-up time).
-SUBCOMMANDS = {"render": ".render", "explain": ".explain"}
+SUBCOMMANDS = {"render": ".render", "explain": ".explain", "schema": ".schema"}
 
 DOCS_URL = "https://github.com/trainjob-resources/trainjob-resources"
 
@@ -183,8 +183,9 @@ usage: trainjob-resources                     KRM function: ResourceList on stdi
                                  [--results all|problems|summary]
        trainjob-resources explain [PATH ...] [--format table|json|markdown] [--config FILE]
                                   [--config-from-env] [--runtimes PATH] [--namespace NS]
+       trainjob-resources schema trainjob|config   JSON Schema for editors and kubeconform
        trainjob-resources --help | --version
-       (`render --help` and `explain --help` describe their options in full)
+       (`render --help`, `explain --help` and `schema --help` describe their options in full)
 
 Lets a Kubeflow Trainer TrainJob write container `resources` in any spec.runtimePatches[]
 ContainerPatch (the Trainer API has no such field) and materializes them into derived runtimes

@@ -452,7 +452,8 @@ def test_the_repositorys_config_cannot_loosen_the_platform_policy(repo: Path, tm
 
 def test_a_role_cap_applies_through_the_cli_and_cannot_be_loosened(repo: Path, tmp_path: Path) -> None:
     """maxPerRole (issue 32) through the installed command: the platform's cap applies to the sidecar,
-    ARGOCD_ENV_* may not loosen it, and without a platform the tenant's cap is the only one."""
+    ARGOCD_ENV_* and the repository's config may not loosen it, and without a platform the tenant's cap
+    is the only one."""
     platform = write(
         tmp_path / "platform.yaml",
         PLATFORM.replace("maxPerContainer: {memory: 96Gi}", "maxPerRole: {sidecar: {memory: 32Gi}, trainer: {cpu: 1}}"),
@@ -474,6 +475,17 @@ def test_a_role_cap_applies_through_the_cli_and_cannot_be_loosened(repo: Path, t
     ) in out.stderr, out
     out = render(repo / "app", "--config-from-env", ".", env=env)
     assert out.code == 0, "without a platform, the tenant's cap is the only one (and 64Gi is under it)"
+    write(
+        repo / "app" / "fn.yaml",
+        "apiVersion: fn.trainjob-resources.io/v1alpha1\nkind: TrainJobResources\nmetadata:\n  name: mine\n"
+        "spec:\n  maxPerRole: {sidecar: {memory: 1Ti}, initializer: {memory: 8Gi}}\n",
+    )
+    out = render(repo / "app", "--config", str(platform), ".")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert (
+        "error: ./fn.yaml: maxPerRole {sidecar: {memory: 1Ti}} would loosen the platform's policy "
+        "(maxPerRole {sidecar: {memory: 32Gi}, trainer: {cpu: 1}} in "
+    ) in out.stderr, out
 
 
 def test_argo_cd_booleans_are_true_or_false(repo: Path) -> None:

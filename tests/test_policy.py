@@ -512,6 +512,21 @@ def test_bad_max_per_role_names_the_field(data: dict[str, str], path: str, messa
     )
 
 
+@pytest.mark.parametrize(
+    ("value", "path", "message"),
+    [
+        (None, "spec.maxPerRole", "Input should be a valid dictionary"),
+        (["sidecar"], "spec.maxPerRole", "Input should be a valid dictionary"),
+        ({"sidecar": None}, "spec.maxPerRole.sidecar", "must be a mapping of resource names to quantities"),
+        ({"sidecar": {"memory": None}}, "spec.maxPerRole.sidecar.memory", "must be a string or number"),
+    ],
+)
+def test_a_typed_max_per_role_of_the_wrong_shape_is_named(value: Any, path: str, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config(typed(maxPerRole=value))
+    assert [(v.path, v.message) for v in err.value.violations] == [(path, message)]
+
+
 def parse_error(spec: dict[str, Any]) -> str:
     with pytest.raises(ConfigError) as err:
         parse_config(typed(**spec))

@@ -203,6 +203,8 @@ AGREEMENT = [
     (typed(maxPerRole={"launcher": {"memory": "64Gi"}}), False),
     (typed(maxPerRole={"sidecar": "64Gi"}), False),
     (typed(maxPerRole="sidecar.memory=64Gi"), True),
+    (typed(maxPerRole=None), False),
+    (typed(maxPerContainer=None), False),
     (typed(allowedResources=["cpu", "memory"], gpuResources=["example.com/*"]), True),
     (typed(allowedResources="cpu,memory"), True),
     (typed(allowedResources=None), True),

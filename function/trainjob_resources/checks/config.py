@@ -129,9 +129,10 @@ def _decode_policy_options(data: dict[str, Any], prefix: str) -> tuple[dict[str,
         if isinstance(value, dict):
             out[key] = _quantities(value, path, violations)
     if "maxPerRole" in out:
+        before = len(violations)
         out["maxPerRole"] = _decode_roles(out["maxPerRole"], f"{prefix}.maxPerRole", violations)
-        if out["maxPerRole"] is None:
-            out.pop("maxPerRole")
+        if len(violations) > before:
+            out.pop("maxPerRole")  # named already: pydantic would name it again
     for key in _BOOLEAN_OPTIONS:
         value = out.get(key)
         if key not in out or isinstance(value, bool):
@@ -173,13 +174,14 @@ def _quantities(value: dict[Any, Any], path: str, violations: list[Violation]) -
 
 
 def _decode_roles(value: Any, path: str, violations: list[Violation]) -> Any:
-    """``maxPerRole``: role -> maxima, from a mapping or its string forms; None when it cannot be read."""
+    """``maxPerRole``: role -> maxima, from a mapping or its string forms; what cannot be read is
+    named in ``violations``."""
     if isinstance(value, str):
         try:
             value = _decode_role_map(value)
         except ValueError as err:
             violations.append(Violation(path, str(err), current_value=value))
-            return None
+            return value
     if not isinstance(value, dict):
         return value  # pydantic names the type
     roles: dict[str, dict[str, str]] = {}

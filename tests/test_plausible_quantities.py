@@ -30,13 +30,13 @@ SIDECAR = (
         (
             "cpu",
             "100u",
-            "cpu: 100u is 0.0001 of a cpu, below 1m, the finest cpu Kubernetes allows (it counts in millicores); "
+            "cpu: 100u is 0.0001 of a cpu, below 1m: Kubernetes counts cpu in millicores and rounds it up to 1m; "
             "did you mean 100m?",
         ),
         (
             "cpu",
             "0.0005",
-            "cpu: 0.0005 is 0.0005 of a cpu, below 1m, the finest cpu Kubernetes allows (it counts in millicores); "
+            "cpu: 0.0005 is 0.0005 of a cpu, below 1m: Kubernetes counts cpu in millicores and rounds it up to 1m; "
             "the least a container can ask is 1m",
         ),
         ("cpu", 500, "cpu: 500 is 500 whole cpus (cores); did you mean 500m?"),

@@ -1,8 +1,10 @@
 """Quantities Kubernetes accepts that are almost surely not what was meant, as Kubernetes' own
 documentation warns (kubernetes/website ``content/en/docs/concepts/configuration/manage-resources-containers.md``:
 "If you request 400m of memory, this is a request for 0.4 bytes"; "Kubernetes doesn't allow you to
-specify CPU resources with a precision finer than 1m"): a memory or ephemeral-storage below 1Mi, a
-cpu below 1m, and a cpu of 100 cores or more written without a unit. Warnings, at the field that
+specify CPU resources with a precision finer than 1m": the API server accepts ``100u`` all the same,
+and what reads cpu takes ``Quantity.MilliValue``, which rounds up to 1m, apimachinery
+``pkg/api/resource/quantity.go``): a memory or ephemeral-storage below 1Mi, a cpu below 1m, and a
+cpu of 100 cores or more written without a unit. Warnings, at the field that
 says it, naming the value and the likely intent. Only what the TrainJob writes (its ContainerPatches
 and ``resourcesPerNode``); a value that is no quantity is ``container-site``'s error, not this."""
 
@@ -79,8 +81,8 @@ def implausible(name: str, raw: int | float | str) -> str | None:
             f"did you mean {number}m?" if number and suffix in ("n", "u") else "the least a container can ask is 1m"
         )
         return (
-            f"cpu: {text} is {_decimal(quantity)} of a cpu, below 1m, the finest cpu Kubernetes allows "
-            f"(it counts in millicores); {intent}"
+            f"cpu: {text} is {_decimal(quantity)} of a cpu, below 1m: Kubernetes counts cpu in millicores "
+            f"and rounds it up to 1m; {intent}"
         )
     if name == "cpu" and number and suffix == "" and quantity.is_integer() and quantity >= _MANY_CORES:
         return f"cpu: {text} is {text} whole cpus (cores); did you mean {number}m?"

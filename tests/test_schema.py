@@ -237,7 +237,8 @@ def test_every_option_is_in_the_config_schema_with_a_description(config_schema: 
 
     options = config_schema["properties"]["spec"]["properties"]
     assert list(options) == [f.alias for f in FunctionConfig.model_fields.values()]
-    assert all(option.get("description") for option in options.values())
+    undescribed = [name for name, option in options.items() if not option.get("description")]
+    assert undescribed == [], "describe each option for editors: checks/config.py _DESCRIPTIONS"
 
 
 def test_schema_usage() -> None:

@@ -438,13 +438,18 @@ def test_argo_cd_options_may_tighten_the_policy_and_set_other_options(repo: Path
     assert job == yaml.safe_load(TRAINJOB), "mode (not policy) is the tenant's to set"
 
 
-def test_the_repositorys_config_cannot_loosen_the_platform_policy(repo: Path, tmp_path: Path) -> None:
-    platform = write(tmp_path / "platform.yaml", PLATFORM.replace("96Gi", "32Gi"))
+def tenant_config(repo: Path, option: str) -> None:
+    """The repository's own config (a TrainJobResources among the app's files) setting one ``option``."""
     write(
         repo / "app" / "fn.yaml",
         "apiVersion: fn.trainjob-resources.io/v1alpha1\nkind: TrainJobResources\nmetadata:\n  name: mine\n"
-        "spec:\n  maxPerContainer: {memory: 1Ti}\n",
+        f"spec:\n  {option}\n",
     )
+
+
+def test_the_repositorys_config_cannot_loosen_the_platform_policy(repo: Path, tmp_path: Path) -> None:
+    platform = write(tmp_path / "platform.yaml", PLATFORM.replace("96Gi", "32Gi"))
+    tenant_config(repo, "maxPerContainer: {memory: 1Ti}")
     out = render(repo / "app", "--config", str(platform), ".")
     assert (out.code, out.stdout) == (1, ""), out
     assert "error: ./fn.yaml: maxPerContainer {memory: 1Ti} would loosen the platform's policy" in out.stderr, out
@@ -475,11 +480,7 @@ def test_a_role_cap_applies_through_the_cli_and_cannot_be_loosened(repo: Path, t
     ) in out.stderr, out
     out = render(repo / "app", "--config-from-env", ".", env=env)
     assert out.code == 0, "without a platform, the tenant's cap is the only one (and 64Gi is under it)"
-    write(
-        repo / "app" / "fn.yaml",
-        "apiVersion: fn.trainjob-resources.io/v1alpha1\nkind: TrainJobResources\nmetadata:\n  name: mine\n"
-        "spec:\n  maxPerRole: {sidecar: {memory: 1Ti}, initializer: {memory: 8Gi}}\n",
-    )
+    tenant_config(repo, "maxPerRole: {sidecar: {memory: 1Ti}, initializer: {memory: 8Gi}}")
     out = render(repo / "app", "--config", str(platform), ".")
     assert (out.code, out.stdout) == (1, ""), out
     assert (

@@ -37,7 +37,7 @@ SIDECAR = (
             "cpu",
             "0.0005",
             "cpu: 0.0005 is 0.0005 of a cpu, below 1m: Kubernetes counts cpu in millicores and rounds it up to 1m; "
-            "the least a container can ask is 1m",
+            "write 1m if that is what is meant",
         ),
         ("cpu", 500, "cpu: 500 is 500 whole cpus (cores); did you mean 500m?"),
         ("cpu", "100", "cpu: 100 is 100 whole cpus (cores); did you mean 100m?"),

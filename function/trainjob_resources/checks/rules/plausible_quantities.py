@@ -77,9 +77,7 @@ def implausible(name: str, raw: int | float | str) -> str | None:
         intent = f"did you mean {number}{unit}?" if number else "did you mean a unit such as Mi or Gi?"
         return f"{name}: {text} is {_decimal(quantity)} bytes{why}; {intent}"
     if name == "cpu" and quantity < _ONE_M:
-        intent = (
-            f"did you mean {number}m?" if number and suffix in ("n", "u") else "the least a container can ask is 1m"
-        )
+        intent = f"did you mean {number}m?" if number and suffix in ("n", "u") else "write 1m if that is what is meant"
         return (
             f"cpu: {text} is {_decimal(quantity)} of a cpu, below 1m: Kubernetes counts cpu in millicores "
             f"and rounds it up to 1m; {intent}"

@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed-test
 UNIT_MARKERS := not cluster and not kubectl and not kpt and not image and not slow
 
 .DEFAULT_GOAL := help
-.PHONY: help example test unit lint goldens bench clean cluster
+.PHONY: help example test unit lint goldens bench clean cluster kubeconform
 
 ## List the targets, each with what it does (this text: the `## ` lines above a target).
 help:
@@ -43,8 +43,12 @@ example: $(RUN_STAMP)
 cluster:
 	bash tests/cluster/build.sh
 
+## Build (or reuse) kubeconform from its Go module, for tests/test_schema.py (the same cache folder).
+kubeconform:
+	bash tests/tools/kubeconform.sh
+
 ## Lint, type-check and run the whole test suite (what CI runs).
-test: $(STAMP) cluster lint
+test: $(STAMP) kubeconform cluster lint
 	$(BIN)/python -m pytest
 
 # PYTHONDONTWRITEBYTECODE emptied: compiled modules (and pytest's rewritten tests) are kept between runs.

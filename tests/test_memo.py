@@ -145,6 +145,29 @@ def test_policy_findings_point_at_each_trainjob_s_own_patch() -> None:
     assert render(data) == render_afresh(data)
 
 
+ROLE_POLICY = POLICY.replace(b"maxPerContainer: memory=32Gi", b"maxPerRole: sidecar.memory=32Gi")
+
+
+def test_role_caps_point_at_each_trainjob_s_own_patch() -> None:
+    first, second = trainjob_value("first"), moved_down(trainjob_value("second"))
+    data = bundle(RUNTIME, trainjob_yaml(first), trainjob_yaml(second)) + ROLE_POLICY
+    found = results_by_name(data)
+    for name, patch in (("first", "spec.runtimePatches[0]"), ("second", "spec.runtimePatches[1]")):
+        assert {p.split(".trainingRuntimeSpec")[0] for s, p, m in found[name] if "maxPerRole" in m} == {patch}
+    assert render(data) == render_afresh(data)
+
+
+def test_plausibility_warnings_point_at_each_trainjob_s_own_patch() -> None:
+    """The same implausible value (memory: 256, bytes) patched from different places."""
+    first, second = trainjob_value("first", "256"), moved_down(trainjob_value("second", "256"))
+    data = bundle(RUNTIME, trainjob_yaml(first), trainjob_yaml(second))
+    found = results_by_name(data)
+    for name, patch in (("first", "spec.runtimePatches[0]"), ("second", "spec.runtimePatches[1]")):
+        warned = {p.split(".trainingRuntimeSpec")[0] for s, p, m in found[name] if m.startswith("memory: 256 is")}
+        assert warned == {patch}, found[name]
+    assert render(data) == render_afresh(data)
+
+
 def namespace_object(kind: str, name: str, spec: str) -> str:
     """An object of namespace team-a, as an item (``spec``: the lines of its spec)."""
     return f"- apiVersion: v1\n  kind: {kind}\n  metadata: {{name: {name}, namespace: team-a}}\n  spec:\n{spec}"

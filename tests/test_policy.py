@@ -361,6 +361,178 @@ def test_gpu_resource_names_are_configurable() -> None:
     assert out.code == 1
 
 
+# maxPerRole (issue 32): "no sidecar above 64Gi" without capping the trainer
+
+
+def initializer_runtime() -> dict[str, Any]:
+    """``runtime()`` with a dataset-initializer job whose container asks for 16Gi, and a runtime-set
+    init container that runs to completion."""
+    out = runtime(
+        [
+            {"name": "fetch", "image": "fetch", "resources": {"limits": {"memory": "2Gi"}}},
+            *runtime()["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+                "initContainers"
+            ],
+        ]
+    )
+    initializer = {
+        "name": "dataset-initializer",
+        "template": {
+            "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "dataset-initializer"}},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "dataset-initializer",
+                                "image": "init",
+                                "resources": {"limits": {"memory": "16Gi"}},
+                                "volumeMounts": [{"name": "initializer", "mountPath": "/workspace"}],
+                            }
+                        ],
+                        "volumes": [{"name": "initializer", "emptyDir": {}}],
+                    }
+                }
+            },
+        },
+    }
+    out["spec"]["template"]["spec"]["replicatedJobs"].insert(0, initializer)
+    return out
+
+
+SIDECAR_ROLE = (
+    "functionConfig maxPerRole.sidecar: restartable init containers and every other container besides the trainer"
+)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        typed(maxPerRole={"sidecar": {"memory": "48Gi"}}),
+        typed(maxPerRole="sidecar.memory=48Gi"),
+        config_map(maxPerRole="sidecar.memory=48Gi trainer.nvidia.com/gpu=8"),
+        config_map(maxPerRole='{"sidecar": {"memory": "48Gi"}}'),
+    ],
+)
+def test_max_per_role_caps_the_sidecar_not_the_trainer(config: dict[str, Any]) -> None:
+    # The trainer's 32Gi and 4 GPUs are under no cap; the sidecar's 64Gi is above its role's.
+    out = render([runtime(), job(per_node={"limits": {"memory": "128Gi", "nvidia.com/gpu": "4"}})], config)
+    assert findings(out) == [
+        (
+            f"{SIDECAR}.requests.memory",
+            "requests.memory 64Gi (patch user.example.com/me) of sidecar 'data-loader' of replicated job 'node' is "
+            f"above the platform's maximum for the sidecar role, 48Gi ({SIDECAR_ROLE})",
+        ),
+        (
+            f"{SIDECAR}.limits.memory",
+            "limits.memory 64Gi (patch user.example.com/me) of sidecar 'data-loader' of replicated job 'node' is "
+            f"above the platform's maximum for the sidecar role, 48Gi ({SIDECAR_ROLE})",
+        ),
+    ]
+    assert render([runtime(), job({"limits": {"memory": "48Gi"}})], config).code == 0, "at the cap is allowed"
+
+
+def test_max_per_role_names_each_role() -> None:
+    caps = {
+        "trainer": {"nvidia.com/gpu": "2"},
+        "initializer": {"memory": "8Gi"},
+        "initContainer": {"memory": "1Gi"},
+        "sidecar": {"cpu": "1"},
+    }
+    out = render([initializer_runtime(), job({"limits": {"memory": "8Gi"}})], typed(maxPerRole=caps))
+    assert findings(out) == [
+        (
+            "spec.runtimeRef",
+            "limits.memory 16Gi (runtime) of container 'dataset-initializer' of replicated job 'dataset-initializer' "
+            "is above the platform's maximum for the initializer role, 8Gi "
+            "(functionConfig maxPerRole.initializer: the containers of the initializer jobs)",
+        ),
+        (
+            "spec.runtimeRef",
+            "limits.memory 2Gi (runtime) of initContainer 'fetch' of replicated job 'node' is above the platform's "
+            "maximum for the initContainer role, 1Gi "
+            "(functionConfig maxPerRole.initContainer: init containers that run to completion)",
+        ),
+        (
+            "spec.runtimeRef",
+            "limits.cpu 2 (runtime) of sidecar 'data-loader' of replicated job 'node' is above the platform's "
+            f"maximum for the sidecar role, 1 ({SIDECAR_ROLE})",
+        ),
+        (
+            f"{PER_NODE}.limits[nvidia.com/gpu]",
+            "limits.nvidia.com/gpu 4 (resourcesPerNode) of container 'node' of replicated job 'node' is above the "
+            "platform's maximum for the trainer role, 2 (functionConfig maxPerRole.trainer: the trainer container)",
+        ),
+    ]
+
+
+def test_a_limit_range_default_counts_only_where_nothing_is_set() -> None:
+    defaults = {"type": "Container", "default": {"memory": "96Gi", "cpu": "4"}}
+    bare = runtime([{"name": "data-loader", "image": "loader", "restartPolicy": "Always"}])
+    caps = typed(maxPerRole={"sidecar": {"memory": "64Gi", "cpu": "2"}})
+    # The sidecar sets a memory request (the limit then comes from the LimitRange's default): the
+    # default limit is the namespace's, not the team's, and is not held against the cap. It sets no cpu.
+    out = render([bare, job({"requests": {"memory": "8Gi"}}), limit_range(defaults)], caps)
+    assert findings(out) == [
+        (
+            f"{SIDECAR}",
+            "requests.cpu 4 (LimitRange team-a/caps default: neither the TrainJob nor the runtime sets cpu for this "
+            "container) of sidecar 'data-loader' of replicated job 'node' is above the platform's maximum for the "
+            f"sidecar role, 2 ({SIDECAR_ROLE})",
+        ),
+        (
+            f"{SIDECAR}",
+            "limits.cpu 4 (LimitRange team-a/caps default: neither the TrainJob nor the runtime sets cpu for this "
+            "container) of sidecar 'data-loader' of replicated job 'node' is above the platform's maximum for the "
+            f"sidecar role, 2 ({SIDECAR_ROLE})",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "path", "message"),
+    [
+        ({"maxPerRole": "sidecar.memory=lots"}, "data.maxPerRole.sidecar.memory", "not a quantity"),
+        ({"maxPerRole": "memory=1Gi"}, "data.maxPerRole", "expected role.name=quantity entries"),
+        ({"maxPerRole": "launcher.memory=1Gi"}, "data.maxPerRole.launcher", "unknown role 'launcher'; accepted: "),
+        ({"maxPerRole": '{"sidecar": "1Gi"}'}, "data.maxPerRole.sidecar", "must be a mapping of resource names"),
+        ({"maxPerRole": "{sidecar: {}}"}, "data.maxPerRole", "not a JSON object"),
+        ({"maxPerRole": "trainer.nvidia.com/gpu=-1"}, "data.maxPerRole.trainer[nvidia.com/gpu]", "must not be"),
+    ],
+)
+def test_bad_max_per_role_names_the_field(data: dict[str, str], path: str, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config(config_map(**data))
+    (violation,) = err.value.violations
+    assert (violation.path, message in violation.message) == (path, True), violation
+    out = render([runtime(), job()], config_map(**data))
+    assert out.code == 1 and out.results[0]["field"]["path"] == path
+    assert "accepted: trainer, initializer, sidecar, initContainer" in parse_error(
+        {"maxPerRole": {"launcher": {"memory": "1Gi"}}}
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "path", "message"),
+    [
+        (None, "spec.maxPerRole", "Input should be a valid dictionary"),
+        (["sidecar"], "spec.maxPerRole", "Input should be a valid dictionary"),
+        ({"sidecar": None}, "spec.maxPerRole.sidecar", "must be a mapping of resource names to quantities"),
+        ({"sidecar": {"memory": None}}, "spec.maxPerRole.sidecar.memory", "must be a string or number"),
+    ],
+)
+def test_a_typed_max_per_role_of_the_wrong_shape_is_named(value: Any, path: str, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config(typed(maxPerRole=value))
+    assert [(v.path, v.message) for v in err.value.violations] == [(path, message)]
+
+
+def parse_error(spec: dict[str, Any]) -> str:
+    with pytest.raises(ConfigError) as err:
+        parse_config(typed(**spec))
+    return str(err.value)
+
+
 @pytest.mark.parametrize(
     ("data", "path", "message"),
     [

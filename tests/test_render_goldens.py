@@ -71,8 +71,10 @@ def test_render_golden(case: Path) -> None:
 def test_the_goldens_cover_what_issue_13_asks() -> None:
     outcomes = {p.name: (p / "exit").read_text().strip() for p in CASES}
     assert outcomes == {
+        "argocd-cannot-loosen-a-role-cap": "1",  # issue 32: maxPerRole
         "argocd-cannot-loosen-the-platform": "1",
         "config-among-inputs": "0",
+        "kustomization-sets-a-role-cap": "1",  # issue 32: maxPerRole
         "kustomization-sets-the-policy": "1",
         "local-config-runtime-in-kustomization": "0",
         "reference-runtimes": "0",

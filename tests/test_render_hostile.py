@@ -443,16 +443,55 @@ def test_argo_cd_options_may_tighten_the_policy_and_set_other_options(repo: Path
     assert job == yaml.safe_load(TRAINJOB), "mode (not policy) is the tenant's to set"
 
 
-def test_the_repositorys_config_cannot_loosen_the_platform_policy(repo: Path, tmp_path: Path) -> None:
-    platform = write(tmp_path / "platform.yaml", PLATFORM.replace("96Gi", "32Gi"))
+def tenant_config(repo: Path, option: str) -> None:
+    """The repository's own config (a TrainJobResources among the app's files) setting one ``option``."""
     write(
         repo / "app" / "fn.yaml",
         "apiVersion: fn.trainjob-resources.io/v1alpha1\nkind: TrainJobResources\nmetadata:\n  name: mine\n"
-        "spec:\n  maxPerContainer: {memory: 1Ti}\n",
+        f"spec:\n  {option}\n",
     )
+
+
+def test_the_repositorys_config_cannot_loosen_the_platform_policy(repo: Path, tmp_path: Path) -> None:
+    platform = write(tmp_path / "platform.yaml", PLATFORM.replace("96Gi", "32Gi"))
+    tenant_config(repo, "maxPerContainer: {memory: 1Ti}")
     out = render(repo / "app", "--config", str(platform), ".")
     assert (out.code, out.stdout) == (1, ""), out
     assert "error: ./fn.yaml: maxPerContainer {memory: 1Ti} would loosen the platform's policy" in out.stderr, out
+
+
+def test_a_role_cap_applies_through_the_cli_and_cannot_be_loosened(repo: Path, tmp_path: Path) -> None:
+    """maxPerRole (issue 32) through the installed command: the platform's cap applies to the sidecar,
+    ARGOCD_ENV_* and the repository's config may not loosen it, and without a platform the tenant's cap
+    is the only one."""
+    platform = write(
+        tmp_path / "platform.yaml",
+        PLATFORM.replace("maxPerContainer: {memory: 96Gi}", "maxPerRole: {sidecar: {memory: 32Gi}, trainer: {cpu: 1}}"),
+    )
+    out = render(repo / "app", "--config", str(platform), ".")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert (
+        "limits.memory 64Gi (patch user-controller.example.com/manager) of sidecar 'data-loader' of replicated job "
+        "'node' is above the platform's maximum for the sidecar role, 32Gi (functionConfig maxPerRole.sidecar: "
+        "restartable init containers and every other container besides the trainer)"
+    ) in out.stderr, out
+    assert "trainer role" not in out.stderr, "the trainer sets no cpu: nothing to cap"
+    env = {"ARGOCD_ENV_MAX_PER_ROLE": "sidecar.memory=128Gi"}
+    out = render(repo / "app", "--config-from-env", "--config", str(platform), ".", env=env)
+    assert (out.code, out.stdout) == (1, ""), out
+    assert (
+        "error: ARGOCD_ENV_MAX_PER_ROLE (plugin env MAX_PER_ROLE): maxPerRole {sidecar: {memory: 128Gi}} would loosen "
+        "the platform's policy (maxPerRole {sidecar: {memory: 32Gi}, trainer: {cpu: 1}} in "
+    ) in out.stderr, out
+    out = render(repo / "app", "--config-from-env", ".", env=env)
+    assert out.code == 0, "without a platform, the tenant's cap is the only one (and 64Gi is under it)"
+    tenant_config(repo, "maxPerRole: {sidecar: {memory: 1Ti}, initializer: {memory: 8Gi}}")
+    out = render(repo / "app", "--config", str(platform), ".")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert (
+        "error: ./fn.yaml: maxPerRole {sidecar: {memory: 1Ti}} would loosen the platform's policy "
+        "(maxPerRole {sidecar: {memory: 32Gi}, trainer: {cpu: 1}} in "
+    ) in out.stderr, out
 
 
 def test_argo_cd_booleans_are_true_or_false(repo: Path) -> None:

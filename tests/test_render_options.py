@@ -252,3 +252,36 @@ def test_a_tenant_cap_joins_the_platforms_caps() -> None:
     assert looser is not None
     with pytest.raises(LayerError, match=r"maxPerContainer \{memory: 65Gi\} would loosen"):
         combine([platform, looser])
+
+
+def test_a_tenant_role_cap_joins_the_platforms_role_caps() -> None:
+    from trainjob_resources.checks.config import LayerError, combine, layer_from_env, layer_from_object
+
+    platform = layer_from_object(
+        {"apiVersion": "v1", "kind": "ConfigMap", "data": {"maxPerRole": "sidecar.memory=64Gi,trainer.cpu=32"}},
+        "p.yaml",
+        True,
+    )
+    tenant = layer_from_env({"ARGOCD_ENV_MAX_PER_ROLE": "sidecar.memory=16Gi,sidecar.cpu=2,initializer.memory=8Gi"})
+    assert tenant is not None
+    config = combine([platform, tenant])
+    assert config.max_per_role == {
+        "sidecar": {"memory": "16Gi", "cpu": "2"},
+        "trainer": {"cpu": "32"},
+        "initializer": {"memory": "8Gi"},
+    }
+    looser = layer_from_env({"ARGOCD_ENV_MAX_PER_ROLE": "sidecar.memory=65Gi,trainer.cpu=16"})
+    assert looser is not None
+    with pytest.raises(LayerError) as err:
+        combine([platform, looser])
+    assert str(err.value) == (
+        "ARGOCD_ENV_MAX_PER_ROLE (plugin env MAX_PER_ROLE): maxPerRole {sidecar: {memory: 65Gi}} would loosen the "
+        "platform's policy (maxPerRole {sidecar: {memory: 64Gi}, trainer: {cpu: 32}} in p.yaml); the repository and "
+        "ARGOCD_ENV_* may only tighten it"
+    )
+    with pytest.raises(LayerError) as err:
+        layer_from_env({"ARGOCD_ENV_MAX_PER_ROLE": "ps.memory=1Gi"})
+    assert str(err.value) == (
+        "ARGOCD_ENV_MAX_PER_ROLE (plugin env MAX_PER_ROLE): ps: unknown role 'ps'; accepted: trainer, initializer, "
+        "sidecar, initContainer, got 'ps.memory=1Gi'"
+    )

@@ -1,8 +1,10 @@
 """The functionConfig: none, a ConfigMap's ``data``, or a typed ``TrainJobResources`` object.
 
 A ConfigMap's values are strings, so the structured policy options also accept a string: a JSON
-object or ``name=quantity,name=quantity`` for ``maxPerContainer``, a JSON array or
-``name,name`` for ``allowedResources`` and ``gpuResources`` (the typed object accepts both forms).
+object or ``name=quantity,name=quantity`` for ``maxPerContainer``, a JSON object or
+``role.name=quantity,role.name=quantity`` for ``maxPerRole`` (a role has no dot: the first one ends
+it), a JSON array or ``name,name`` for ``allowedResources`` and ``gpuResources`` (the typed object
+accepts both forms).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pydantic.alias_generators import to_camel
 from ..kube.quantity import QuantityError, invalid, parse_quantity
 from ..values import fieldpath
 from ..values.violations import Violation
-from .options import DEFAULT_GPU_RESOURCES
+from .options import DEFAULT_GPU_RESOURCES, ROLES
 
 CONFIG_API_VERSION = "fn.trainjob-resources.io/v1alpha1"
 CONFIG_KIND = "TrainJobResources"
@@ -39,6 +41,7 @@ class FunctionConfig(BaseModel):
     # Platform and namespace policy (policy.py).
     namespace_policy: Literal["error", "warning", "off"] = "error"
     max_per_container: dict[str, str] = {}  # resource name -> canonical quantity
+    max_per_role: dict[str, dict[str, str]] = {}  # role (options.ROLES) -> resource name -> canonical quantity
     allowed_resources: tuple[str, ...] | None = None
     allow_gpu_in_sidecars: bool = True
     gpu_resources: tuple[str, ...] = DEFAULT_GPU_RESOURCES
@@ -123,23 +126,13 @@ def _decode_policy_options(data: dict[str, Any], prefix: str) -> tuple[dict[str,
                 violations.append(Violation(path, str(err), current_value=out[key]))
                 out.pop(key)
                 continue
-        if not isinstance(value, dict):
-            continue
-        quantities: dict[str, str] = {}
-        for name, raw in value.items():
-            try:
-                quantity = parse_quantity(raw)
-            except QuantityError as err:
-                message, fix = invalid(raw, err)
-                violations.append(Violation(fieldpath.child(path, str(name)), message, "error", raw, fix))
-                continue
-            if quantity.is_negative():
-                violations.append(
-                    Violation(fieldpath.child(path, str(name)), "must not be negative", current_value=raw)
-                )
-                continue
-            quantities[str(name)] = quantity.canonical()
-        out[key] = quantities
+        if isinstance(value, dict):
+            out[key] = _quantities(value, path, violations)
+    if "maxPerRole" in out:
+        before = len(violations)
+        out["maxPerRole"] = _decode_roles(out["maxPerRole"], f"{prefix}.maxPerRole", violations)
+        if len(violations) > before:
+            out.pop("maxPerRole")  # named already: pydantic would name it again
     for key in _BOOLEAN_OPTIONS:
         value = out.get(key)
         if key not in out or isinstance(value, bool):
@@ -161,6 +154,65 @@ def _decode_policy_options(data: dict[str, Any], prefix: str) -> tuple[dict[str,
                 violations.append(Violation(f"{prefix}.{key}", str(err), current_value=value))
                 out.pop(key)
     return out, violations
+
+
+def _quantities(value: dict[Any, Any], path: str, violations: list[Violation]) -> dict[str, str]:
+    """A map of maxima, each checked and made canonical; the bad ones named in ``violations``."""
+    quantities: dict[str, str] = {}
+    for name, raw in value.items():
+        try:
+            quantity = parse_quantity(raw)
+        except QuantityError as err:
+            message, fix = invalid(raw, err)
+            violations.append(Violation(fieldpath.child(path, str(name)), message, "error", raw, fix))
+            continue
+        if quantity.is_negative():
+            violations.append(Violation(fieldpath.child(path, str(name)), "must not be negative", current_value=raw))
+            continue
+        quantities[str(name)] = quantity.canonical()
+    return quantities
+
+
+def _decode_roles(value: Any, path: str, violations: list[Violation]) -> Any:
+    """``maxPerRole``: role -> maxima, from a mapping or its string forms; what cannot be read is
+    named in ``violations``."""
+    if isinstance(value, str):
+        try:
+            value = _decode_role_map(value)
+        except ValueError as err:
+            violations.append(Violation(path, str(err), current_value=value))
+            return value
+    if not isinstance(value, dict):
+        return value  # pydantic names the type
+    roles: dict[str, dict[str, str]] = {}
+    for role, maxima in value.items():
+        where = fieldpath.child(path, str(role))
+        if role not in ROLES:
+            violations.append(
+                Violation(where, f"unknown role {role!r}; accepted: {', '.join(ROLES)}", current_value=role)
+            )
+        elif not isinstance(maxima, dict):
+            violations.append(
+                Violation(where, "must be a mapping of resource names to quantities", current_value=maxima)
+            )
+        else:
+            roles[role] = _quantities(maxima, where, violations)
+    return roles
+
+
+def _decode_role_map(text: str) -> Any:
+    if text.lstrip().startswith("{"):
+        return _json(text, "a JSON object")
+    out: dict[str, dict[str, str]] = {}
+    for entry in filter(None, _SEPARATORS.split(text.strip())):
+        key, sep, quantity = entry.partition("=")
+        role, dot, name = key.partition(".")
+        if not sep or not dot or not role or not name:
+            raise ValueError(
+                f"expected role.name=quantity entries separated by commas (or a JSON object), got {entry!r}"
+            )
+        out.setdefault(role, {})[name] = quantity
+    return out
 
 
 def _decode_map(text: str) -> Any:
@@ -193,7 +245,14 @@ def _json(text: str, what: str) -> Any:
 # value at least as strict as the platform's: the platform's config is a floor.
 
 ENV_PREFIX = "ARGOCD_ENV_"
-POLICY_OPTIONS = ("maxPerContainer", "allowedResources", "allowGpuInSidecars", "namespacePolicy", "gpuResources")
+POLICY_OPTIONS = (
+    "maxPerContainer",
+    "maxPerRole",
+    "allowedResources",
+    "allowGpuInSidecars",
+    "namespacePolicy",
+    "gpuResources",
+)
 _BOOLEAN_OPTIONS = ("allowGpuInSidecars",)
 # Options that are not policy, but that the platform may pin by setting them in its config: which kind
 # the derived runtimes are decides whether tenants' derived runtimes share one cluster-wide namespace.
@@ -316,6 +375,8 @@ def combine(layers: list[Layer]) -> FunctionConfig:
                     continue
                 if option == "maxPerContainer":
                     value = {**floor, **value}
+                if option == "maxPerRole":
+                    value = {role: {**floor.get(role, {}), **value.get(role, {})} for role in (*floor, *value)}
             values[name] = value
     if problems:
         raise LayerError(problems)
@@ -336,7 +397,7 @@ def _field_name(option: str) -> str | None:
 
 def _show(value: Any) -> str:
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {v}" for k, v in value.items()) + "}" if value else "{} (no caps)"
+        return "{" + ", ".join(f"{k}: {_show(v)}" for k, v in value.items()) + "}" if value else "{} (no caps)"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(value) + "]"
     if value is None:
@@ -353,6 +414,13 @@ def _looser(option: str, value: Any, floor: Any) -> str | None:
             if name in floor and parse_quantity(quantity) > parse_quantity(floor[name])
         ]
         return "{" + ", ".join(raised) + "}" if raised else None
+    if option == "maxPerRole":
+        loosened = [
+            f"{role}: {over}"
+            for role, maxima in value.items()
+            if (over := _looser("maxPerContainer", maxima, floor.get(role, {}))) is not None
+        ]
+        return "{" + ", ".join(loosened) + "}" if loosened else None
     if option == "allowedResources":
         if floor is None:
             return None
@@ -368,6 +436,73 @@ def _looser(option: str, value: Any, floor: Any) -> str | None:
     if option == "namespacePolicy":
         return value if _STRICTNESS[value] < _STRICTNESS[floor] else None
     return None
+
+
+# The JSON Schema of a TrainJobResources object (``trainjob-resources schema config``).
+
+_DESCRIPTIONS = {
+    "mode": "materialize (default): derived runtimes the API accepts; native: validate only",
+    "derivedRuntimeKind": "the kind of the derived runtimes",
+    "trainerResources": "resources on the trainer container: an error, or moved to spec.trainer.resourcesPerNode",
+    "namespacePolicy": "how LimitRange and ResourceQuota findings are reported",
+    "maxPerContainer": "the largest request or limit of any one container, per resource name",
+    "maxPerRole": f"the largest request or limit per role ({', '.join(ROLES)}), per resource name",
+    "allowedResources": "the only resource names containers may request or limit",
+    "allowGpuInSidecars": "false: no initContainers entry may request or limit a GPU",
+    "gpuResources": "what counts as a GPU (an entry ending in * is a prefix)",
+    "results": "which results to report",
+}
+_STRING_FORMS = {
+    "maxPerContainer": "name=quantity,name=quantity, or a JSON object",
+    "maxPerRole": "role.name=quantity,role.name=quantity, or a JSON object",
+    "allowedResources": "name,name, or a JSON array",
+    "gpuResources": "name,name, or a JSON array",
+}
+
+
+def json_schema() -> dict[str, Any]:
+    """A TrainJobResources object: FunctionConfig's schema as its ``spec``, with the string forms
+    ``_decode_policy_options`` reads besides the structured ones (a ConfigMap's values are strings;
+    the typed object takes them too)."""
+    from ..trainer.models import JSON_SCHEMA_DRAFT, QUANTITY_PATTERN
+    from ..trainer.models import json_schema as model_schema
+
+    spec = model_schema(FunctionConfig)
+    spec.pop("$schema")
+    options = spec["properties"]
+    unsigned = "^\\+?" + QUANTITY_PATTERN.removeprefix("^(\\+|-)?")  # a maximum is not negative
+    maximum = {"anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": unsigned}]}
+    caps = {"type": "object", "additionalProperties": maximum}
+    options["maxPerContainer"] = caps
+    options["maxPerRole"] = {
+        "type": "object",
+        "properties": {role: caps for role in ROLES},
+        "additionalProperties": False,
+    }
+    for option in (*_STRING_FORMS, *_BOOLEAN_OPTIONS):
+        entry = dict(options[option])
+        default = {"default": entry.pop("default")} if "default" in entry else {}
+        structured = entry.pop("anyOf", [entry])
+        text = (
+            {"type": "string", "description": _STRING_FORMS[option]}
+            if option in _STRING_FORMS
+            else {"type": "string", "enum": ["true", "false"]}
+        )
+        options[option] = {"anyOf": [*structured, text], **default}
+    for option, described in _DESCRIPTIONS.items():
+        options[option]["description"] = described
+    return {
+        "$schema": JSON_SCHEMA_DRAFT,
+        "description": "The functionConfig of trainjob-resources (the same options as a v1 ConfigMap's data).",
+        "type": "object",
+        "required": ["apiVersion", "kind"],
+        "properties": {
+            "apiVersion": {"type": "string", "enum": [CONFIG_API_VERSION]},
+            "kind": {"type": "string", "enum": [CONFIG_KIND]},
+            "metadata": {"type": "object"},
+            "spec": spec,
+        },
+    }
 
 
 def to_object(config: FunctionConfig) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Final, Literal, Protocol
 
+# The roles ``maxPerRole`` caps (checks/policy.py ``container_role`` says which container has which).
+ROLES = ("trainer", "initializer", "sidecar", "initContainer")
 DEFAULT_GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/mig-*", "amd.com/gpu", "gpu.intel.com/*")
 
 
@@ -24,6 +26,8 @@ class Options(Protocol):
     def namespace_policy(self) -> Literal["error", "warning", "off"]: ...
     @property
     def max_per_container(self) -> dict[str, str]: ...
+    @property
+    def max_per_role(self) -> dict[str, dict[str, str]]: ...
     @property
     def allowed_resources(self) -> tuple[str, ...] | None: ...
     @property
@@ -50,6 +54,10 @@ class Defaults:
 
     @property
     def max_per_container(self) -> dict[str, str]:
+        return {}
+
+    @property
+    def max_per_role(self) -> dict[str, dict[str, str]]:
         return {}
 
     def is_gpu(self, resource: str) -> bool:

@@ -12,7 +12,9 @@ the pods the TrainJob will make (``explain``): effective values after the API se
   against ``hard`` (it could never be admitted), and the rule that a quota on cpu or memory
   makes every container set that value. A quota whose scopes cannot be decided from the
   runtime's pod template (CrossNamespacePodAffinity, VolumeAttributesClass) is not checked.
-- The functionConfig: ``maxPerContainer``, ``allowedResources``, ``allowGpuInSidecars``.
+- The functionConfig: ``maxPerContainer``, ``maxPerRole``, ``allowedResources``, ``allowGpuInSidecars``.
+  ``maxPerRole`` caps a container by its role (``container_role``), and a value a LimitRange
+  defaults only where the TrainJob and the runtime set nothing for that resource of the container.
 
 Namespace findings have the severity ``namespacePolicy`` names (``off``: LimitRanges and
 ResourceQuotas are ignored altogether); platform findings are errors. Each names the object and
@@ -22,7 +24,7 @@ points at the TrainJob field that set the value (a patch or resourcesPerNode), e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, localcontext
 from typing import Any, Final, TypeVar
 
@@ -30,6 +32,8 @@ from ..krm.resource_list import Item
 from ..kube.podmath import Quantities, Section, is_limit_ranger_pod_level_resource, pod_limits, pod_requests
 from ..kube.quantity import Quantity, QuantityError, parse_quantity
 from ..kube.resource_rules import is_extended_resource_name
+from ..trainer.runtime_view import TRAINER_ANCESTOR, TRAINER_CONTAINER
+from ..trainer.topology import Topology
 from ..trainer.trainjob_view import TrainJobView
 from ..values.records import MutableRecord, Record
 from ..values.violations import Violation
@@ -45,6 +49,7 @@ from .explain import (
     JobView,
     Reuse,
     TrainJobPods,
+    Value,
     explain_trainjob,
     summary,
 )
@@ -154,7 +159,12 @@ def evaluate(context: TrainJobContext, reuse: Reuse | None = None) -> list[Viola
 def policy_set(config: Options, bundle: Bundle, namespace: str) -> bool:
     """Whether a policy applies to the TrainJob: a platform option, or the namespace's LimitRanges
     and ResourceQuotas checked as errors."""
-    if config.max_per_container or config.allowed_resources is not None or not config.allow_gpu_in_sidecars:
+    if (
+        config.max_per_container
+        or config.max_per_role
+        or config.allowed_resources is not None
+        or not config.allow_gpu_in_sidecars
+    ):
         return True
     if config.namespace_policy != "error":
         return False
@@ -189,6 +199,7 @@ def assess(context: TrainJobContext, reuse: Reuse | None = None) -> Assessment:
         severity = config.namespace_policy
         violations += [Violation(v.path, v.message, severity, v.current_value, v.proposed_value) for v in found]
     violations += platform_violations(view, config)
+    violations += role_violations(view, config, context.topo)
     return Assessment(view, violations)
 
 
@@ -578,20 +589,15 @@ def platform_violations(view: TrainJobPods, config: Options) -> list[Violation]:
     out: list[Violation] = []
     for job in view.jobs:
         for c in job.containers:
-            for section in SECTIONS:
-                for name, value in sorted(c.section(section).items()):
-                    limit = maxima.get(name)
-                    if limit is None or not value.quantity > limit or value.source == DEFAULTED_FROM_LIMITS:
-                        continue
-                    out.append(
-                        Violation(
-                            _container_path(c, section, name),
-                            f"{section}.{name} {value.quantity.canonical()} ({value.source}) of {_where(job, c)} "
-                            f"is above the platform's maximum per container, {limit.canonical()} "
-                            "(functionConfig maxPerContainer)",
-                            current_value=value.quantity.canonical(),
-                        )
+            for section, name, value, limit in _above(c, maxima):
+                out.append(
+                    _above_cap(
+                        _container_path(c, section, name),
+                        f"{section}.{name} {value.quantity.canonical()} ({value.source}) of {_where(job, c)}",
+                        value,
+                        f"the platform's maximum per container, {limit.canonical()} (functionConfig maxPerContainer)",
                     )
+                )
             names = sorted({*c.requests, *c.limits})
             for name in names:
                 section = "limits" if name in c.limits else "requests"
@@ -618,3 +624,77 @@ def platform_violations(view: TrainJobPods, config: Options) -> list[Violation]:
                         )
                     )
     return out
+
+
+# maxPerRole. The initializer jobs are the ones upstream labels so (pkg/constants/constants.go
+# DatasetInitializer, ModelInitializer; the ancestor label as patched, trainer/topology.py).
+INITIALIZER_ANCESTORS = ("dataset-initializer", "model-initializer")
+ROLE_MEANING = {
+    "trainer": "the trainer container",
+    "initializer": "the containers of the initializer jobs",
+    "sidecar": "restartable init containers and every other container besides the trainer",
+    "initContainer": "init containers that run to completion",
+}
+
+
+def container_role(topo: Topology, job: JobView, c: ContainerView) -> str:
+    """The ``maxPerRole`` role of a container: ``trainer`` for the ``node`` container of a
+    trainer-labelled job (or of any job resourcesPerNode sizes, ``Topology.is_trainer``),
+    ``initializer`` for a ``containers`` entry of an initializer job, ``initContainer`` for an init
+    container that runs to completion, ``sidecar`` for every other container."""
+    ancestor = topo.ancestor(job.name)
+    if c.container_list == "containers":
+        if topo.is_trainer(job.name, c.container_list, c.name):
+            return "trainer"
+        if ancestor == TRAINER_ANCESTOR and c.name == TRAINER_CONTAINER:
+            return "trainer"
+        if ancestor in INITIALIZER_ANCESTORS:
+            return "initializer"
+        return "sidecar"
+    return "sidecar" if c.role == "sidecar" else "initContainer"
+
+
+def role_violations(view: TrainJobPods, config: Options, topo: Topology) -> list[Violation]:
+    maxima = {
+        role: {name: parse_quantity(raw) for name, raw in caps.items()} for role, caps in config.max_per_role.items()
+    }
+    out: list[Violation] = []
+    for job in view.jobs:
+        for c in job.containers:
+            role = container_role(topo, job, c)
+            for section, name, value, limit in _above(c, maxima.get(role, {})):
+                source, path = value.source, _container_path(c, section, name)
+                if source.startswith(LIMIT_RANGE_SOURCE):
+                    if _set_here(c, name):
+                        continue
+                    source = f"{source} default: neither the TrainJob nor the runtime sets {name} for this container"
+                    path = c.resources_path or RUNTIME_REF_PATH  # the patch that sized the container
+                out.append(
+                    _above_cap(
+                        path,
+                        f"{section}.{name} {value.quantity.canonical()} ({source}) of {_where(job, c)}",
+                        value,
+                        f"the platform's maximum for the {role} role, {limit.canonical()} "
+                        f"(functionConfig maxPerRole.{role}: {ROLE_MEANING[role]})",
+                    )
+                )
+    return out
+
+
+def _above(c: ContainerView, caps: Mapping[str, Quantity]) -> Iterator[tuple[Section, str, Value, Quantity]]:
+    """The container's values above ``caps``; a request defaulted from its limit is the limit's."""
+    for section in SECTIONS:
+        for name, value in sorted(c.section(section).items()):
+            cap = caps.get(name)
+            if cap is not None and value.quantity > cap and value.source != DEFAULTED_FROM_LIMITS:
+                yield section, name, value, cap
+
+
+def _above_cap(path: str, what: str, value: Value, cap: str) -> Violation:
+    return Violation(path, f"{what} is above {cap}", current_value=value.quantity.canonical())
+
+
+def _set_here(c: ContainerView, name: str) -> bool:
+    """Whether the TrainJob or the runtime sets ``name`` for the container (a request or a limit)."""
+    values = [c.section(section).get(name) for section in SECTIONS]
+    return any(v is not None and not v.source.startswith(LIMIT_RANGE_SOURCE) for v in values)

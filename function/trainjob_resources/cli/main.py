@@ -1,4 +1,4 @@
-"""The command line: the KRM function (no arguments), ``render``, ``explain`` and ``check``.
+"""The command line: the KRM function (no arguments), ``render``, ``explain``, ``check`` and ``schema``.
 
 Only this layer reads stdin or files, writes stdout or stderr, and picks exit codes:
 0 without error results, 1 with any (or when the input cannot be read at all).
@@ -172,7 +172,7 @@ def _stdin_is_a_terminal() -> bool:
 
 
 # Each subcommand lives in its own module, imported only when asked for (start-up time).
-SUBCOMMANDS = {"render": ".render", "explain": ".explain", "check": ".check"}
+SUBCOMMANDS = {"render": ".render", "explain": ".explain", "check": ".check", "schema": ".schema"}
 
 DOCS_URL = "https://github.com/trainjob-resources/trainjob-resources"
 
@@ -185,8 +185,9 @@ usage: trainjob-resources                     KRM function: ResourceList on stdi
                                   [--config-from-env] [--runtimes PATH] [--namespace NS]
        trainjob-resources check [PATH ...] [--runtimes PATH] [--config FILE] [--kubeconfig FILE]
                                 [--context NAME] [--as USER] [--format table|json|markdown]
+       trainjob-resources schema trainjob|config   JSON Schema for editors and kubeconform
        trainjob-resources --help | --version
-       (`render --help`, `explain --help` and `check --help` describe their options in full;
+       (`render --help`, `explain --help`, `check --help` and `schema --help` describe their options in full;
        as a kubectl plugin: `kubectl trainjob-resources check ...`)
 
 Lets a Kubeflow Trainer TrainJob write container `resources` in any spec.runtimePatches[]
@@ -209,6 +210,7 @@ functionConfig: none, a v1 ConfigMap (the options under `data`, as strings), or
     trainerResources: error         # error (default) | moveToResourcesPerNode
     namespacePolicy: error          # LimitRange/ResourceQuota findings: error (default) | warning | off
     maxPerContainer: {{memory: 128Gi}}  # platform maximum per container and resource
+    maxPerRole: {{sidecar: {{memory: 64Gi}}}}  # per role (trainer, initializer, sidecar, initContainer)
     allowedResources: [cpu, memory, nvidia.com/gpu]  # the only resource names containers may use
     allowGpuInSidecars: true        # true (default) | false
     gpuResources: [nvidia.com/gpu]  # default: nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu, gpu.intel.com/*

@@ -52,7 +52,7 @@ sets that functionConfig option, e.g. {ENV_PREFIX}MODE=native or
 option is an error), ARGOCD_APP_NAMESPACE is the default for --namespace, ARGOCD_APP_NAME names the
 application in error messages, and the repository root (from ARGOCD_APP_SOURCE_PATH) is the root.
 Options of --config (the platform's) are a floor: the repository's config and {ENV_PREFIX}* may
-only tighten maxPerContainer, allowedResources, allowGpuInSidecars, gpuResources and
+only tighten maxPerContainer, maxPerRole, allowedResources, allowGpuInSidecars, gpuResources and
 namespacePolicy, and may not change a derivedRuntimeKind it sets; other options they may set freely.
 
 Exit status: 0 when rendered, 1 on any error or when there is nothing to print (unless

@@ -17,6 +17,7 @@ from pydantic.alias_generators import to_camel
 
 from ..values import fieldpath
 from ..values.violations import Violation
+from .api import TRAINER_GROUP
 
 
 # Field names are the API's, in snake case; the camelCase aliases are generated. Only the root
@@ -60,7 +61,11 @@ class ContainerPatch(_Strict):
     env: list[Any] | None = None
     volume_mounts: list[Any] | None = None
     security_context: dict[str, Any] | None = None
-    resources: ResourceRequirementsPatch | None = None
+    resources: ResourceRequirementsPatch | None = Field(
+        None,
+        description="trainjob-resources: the container's requests and limits (not in upstream's API: the function "
+        "moves them into a derived runtime)",
+    )
 
 
 class PodSpecPatch(_Strict):
@@ -144,6 +149,70 @@ class ObjectMeta(_Open):
 class TrainJob(_Open):
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: TrainJobSpec
+
+
+# The JSON Schema of what this function accepts (``trainjob-resources schema trainjob``).
+
+JSON_SCHEMA_DRAFT = "http://json-schema.org/draft-07/schema#"  # what yaml-language-server and kubeconform read
+# A quantity as the CRDs of Kubernetes-style APIs declare it: an integer or a string of this pattern
+# (controller-tools pkg/crd/known_types.go, resource.Quantity: int-or-string), here also any number
+# (the function reads 0.5 as Kubernetes' JSON decoding does) and null (a patch deletes that key).
+QUANTITY_PATTERN = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+QUANTITY_SCHEMA: dict[str, Any] = {
+    "anyOf": [{"type": "number"}, {"type": "string", "pattern": QUANTITY_PATTERN}, {"type": "null"}],
+    "description": "a quantity (e.g. 64Gi, 500m, 2), or null to delete the key",
+}
+
+
+def json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s JSON Schema, draft-07, every nested model inlined (none is recursive) so that a
+    nullable one is ``type: [object, "null"]``, not an ``anyOf`` whose errors point at the
+    ``anyOf``; without pydantic's generated titles; ``limits`` and ``requests`` hold quantities."""
+    schema = model.model_json_schema(by_alias=True)
+    definitions = schema.pop("$defs", {})
+    for section in ("limits", "requests"):
+        properties = definitions.get(ResourceRequirementsPatch.__name__, {}).get("properties", {})
+        if section in properties:
+            properties[section]["anyOf"][0]["additionalProperties"] = QUANTITY_SCHEMA
+    return {"$schema": JSON_SCHEMA_DRAFT, **_tidy(schema, definitions)}
+
+
+def _tidy(value: Any, definitions: dict[str, Any]) -> Any:
+    """``value`` with each ``$ref`` replaced by its definition (tidied), pydantic's titles left out, and
+    ``anyOf: [{type: T, ...}, {type: null}]`` written ``type: [T, "null"]``."""
+    if isinstance(value, list):
+        return [_tidy(v, definitions) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$ref" in value:
+        return _tidy(definitions[value["$ref"].removeprefix("#/$defs/")], definitions)
+    out = {k: _tidy(v, definitions) for k, v in value.items() if not (k == "title" and isinstance(v, str))}
+    alternatives = out.get("anyOf")
+    if isinstance(alternatives, list) and len(alternatives) == 2 and alternatives[1] == {"type": "null"}:
+        first = alternatives[0]
+        if isinstance(first.get("type"), str) and "anyOf" not in first:
+            del out["anyOf"]
+            out = {**first, **out, "type": [first["type"], "null"]}
+    return out
+
+
+def trainjob_json_schema() -> dict[str, Any]:
+    """The TrainJob this function reads: upstream's API (``trainjob_types.go``) with ``resources`` in
+    ContainerPatch, checked as the models here check it (unknown fields of the patch tree refused)."""
+    schema = json_schema(TrainJob)
+    schema["description"] = (
+        f"A Kubeflow Trainer TrainJob ({TRAINER_GROUP}/v1alpha1) as trainjob-resources reads it: upstream's API "
+        "with resources (requests, limits, claims) in a runtimePatches ContainerPatch."
+    )
+    schema["properties"] = {
+        "apiVersion": {"type": "string", "enum": [f"{TRAINER_GROUP}/v1alpha1"]},
+        "kind": {"type": "string", "enum": ["TrainJob"]},
+        **schema["properties"],
+    }
+    schema["required"] = ["apiVersion", "kind", *schema.get("required", [])]
+    return schema
 
 
 # Turning pydantic's errors into violations with field paths and helpful names.

@@ -306,7 +306,8 @@ def test_bundle_on_the_control_plane(control_plane: ControlPlane, bundle: Path) 
 def test_resources_per_node_drops_the_trainer_containers_claims(control_plane: ControlPlane) -> None:
     """Trainer v2.3.0 rebuilds the trainer container's resources from resourcesPerNode's limits and requests
     (pkg/runtime/core/trainingruntime.go newRuntimeInfo): the runtime's claim 'gpu' and the TrainJob's 'nic'
-    are both gone from the JobSet, as README 'Merge behavior' and explain's claimsDroppedByResourcesPerNode say."""
+    are both gone from the JobSet, as docs/merge.md 'Merge behavior' and explain's claimsDroppedByResourcesPerNode
+    say."""
     bundle = TESTDATA / "cluster" / "trainer-claims.yaml"
     objects = documents(bundle.read_text())
     namespaces = namespace_map(objects, "claims-dropped")

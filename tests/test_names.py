@@ -3,7 +3,7 @@
 ``TrainJob.spec.runtimeRef`` is immutable upstream (CEL ``self == oldSelf`` in
 pkg/apis/trainer/v1alpha1/trainjob_types.go): a release that renames a derived runtime makes every
 live TrainJob using it unappliable. ``PINNED`` fails on any such change; a deliberate one bumps
-``NAME_SCHEME_VERSION`` and says so in the README.
+``NAME_SCHEME_VERSION`` and says so in docs/lifecycle.md.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -64,9 +65,88 @@ POST_RENDERERS = {
 
 ALL = [(readme.relative_to(ROOT), folder, words) for readme in READMES for folder, words in commands(readme)]
 
+# Each `trainjob-resources render` a README shows, run as written from the root: the golden it prints
+# (what the example's Argo CD Application generates: the same folder, the same namespace).
+RENDERS = {
+    "trainjob-resources render kustomization-examples/argocd-cmp/app --namespace ml-team": (
+        EXAMPLES / "argocd-cmp" / "expected.yaml"
+    ),
+    "trainjob-resources render kustomization-examples/argocd-cmp-kustomize/overlays/prod": (
+        EXAMPLES / "argocd-cmp-kustomize" / "expected.yaml"
+    ),
+}
+# Each `trainjob-resources explain` a README shows; the ```text block after it must be in what it prints.
+EXPLAINS = {"trainjob-resources explain kustomization-examples/argocd-cmp/app --namespace ml-team"}
+README_MAX_LINES = 250
+
 
 def test_the_readmes_have_commands() -> None:
     assert len(ALL) >= 8
+
+
+def test_the_readme_is_short() -> None:
+    """Issue 32: what it does, one quickstart per path, links; the reference lives in docs/."""
+    lines = (ROOT / "README.md").read_text().count("\n")
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines; move reference text into docs/"
+
+
+def shown_commands(prefix: str) -> list[str]:
+    return [" ".join(words) for _, _, words in ALL if " ".join(words[:2]) == prefix]
+
+
+def test_each_render_and_explain_the_readmes_show_is_known() -> None:
+    assert set(shown_commands("trainjob-resources render")) == set(RENDERS)
+    assert set(shown_commands("trainjob-resources explain")) == EXPLAINS
+
+
+def run_shown(command: str, path: str, home: Path) -> subprocess.CompletedProcess[str]:
+    import os
+
+    from tests.examples import VENV_BIN
+
+    return subprocess.run(
+        shlex.split(command),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"PATH": os.pathsep.join([str(VENV_BIN), path, "/usr/bin", "/bin"]), "HOME": str(home)},
+        check=False,
+    )
+
+
+def needs_kustomize(command: str) -> bool:
+    return any((ROOT / word / "kustomization.yaml").is_file() for word in shlex.split(command))
+
+
+@pytest.mark.parametrize("command", sorted(c for c in RENDERS if not needs_kustomize(c)))
+def test_the_render_commands_run_as_written(command: str, tmp_path: Path) -> None:
+    done = run_shown(command, "", tmp_path)
+    assert (done.returncode, done.stderr) == (0, ""), command
+    assert done.stdout == RENDERS[command].read_text()
+
+
+@pytest.mark.parametrize("command", sorted(c for c in RENDERS if needs_kustomize(c)))
+def test_the_render_commands_of_a_kustomization_run_as_written(command: str, kubectl: str, tmp_path: Path) -> None:
+    """render builds the kustomization with the kustomize on PATH: here kubectl's."""
+    done = run_shown(command, str(Path(kubectl).parent), tmp_path)
+    assert (done.returncode, done.stderr) == (0, ""), command
+    assert done.stdout == RENDERS[command].read_text()
+
+
+@pytest.mark.parametrize("command", sorted(EXPLAINS))
+def test_the_explain_commands_run_as_written_and_print_what_the_readme_shows(command: str, tmp_path: Path) -> None:
+    shown = [
+        block
+        for readme in READMES
+        for block in re.findall(
+            r"^```sh\n" + re.escape(command) + r"\n```\n\n```text\n(.*?)^```", readme.read_text(), re.M | re.S
+        )
+    ]
+    assert shown, f"no ```text block follows `{command}`"
+    done = run_shown(command, "", tmp_path)
+    assert (done.returncode, done.stderr) == (0, ""), command
+    for block in shown:
+        assert block in done.stdout
 
 
 @pytest.mark.parametrize(("readme", "folder", "words"), ALL, ids=lambda v: str(v) if isinstance(v, Path) else None)
@@ -111,6 +191,22 @@ def test_each_readme_command_is_run_by_the_suite(readme: Path, folder: str, word
     if words[:3] == [".venv/bin/python", "-m", "tests.examples"]:
         assert (ROOT / "tests" / "examples.py").is_file()
         return
+    if words == ["python3", "-m", "pip", "install", "."]:
+        # what every Makefile target runs into .venv (editable), putting the same command on PATH
+        assert re.search(r"^\t\$\(BIN\)/pip install .*-e \.$", (ROOT / "Makefile").read_text(), re.MULTILINE)
+        scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+        assert scripts["trainjob-resources"] == "trainjob_resources.cli.main:run"
+        return
+    if words[:2] == ["docker", "build"]:
+        # CI builds the same Dockerfile under the same name with podman (.ci/image.sh; tests/test_image.py)
+        assert words[2:] == ["-t", IMAGE, "."], command
+        script = (ROOT / ".ci" / "image.sh").read_text()
+        assert 'image="ghcr.io/trainjob-resources/trainjob-resources:${version}"' in script
+        assert re.search(r"^podman build .* -t \"\$\{image\}\" \.$", script, re.MULTILINE)
+        return
+    if words[0] == "trainjob-resources" and words[1] in ("render", "explain"):
+        assert command in RENDERS or command in EXPLAINS, f"{readme}: `{command}` is run by no test"
+        return  # run as written by test_the_render_and_explain_commands_run_as_written
     pytest.fail(f"{readme}: `{command}` is run by no test: add it here, or change the README")
 
 

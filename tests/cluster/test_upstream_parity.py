@@ -205,7 +205,7 @@ def test_the_runtime_webhook_refuses_what_the_function_will_not_derive(control_p
 
 
 def test_upstream_admits_a_misspelt_container_the_function_refuses(control_plane: ControlPlane) -> None:
-    """jobset.go Validate checks names against the merged spec (README: where the function differs)."""
+    """jobset.go Validate checks names against the merged spec (docs/merge.md: where the function differs)."""
     rt = load_fixture("torch-plain")
     rt["metadata"]["name"] = "parity-typo"
     control_plane.apply_server_side(_dump(rt))

@@ -1,0 +1,175 @@
+"""Pod-level ``spec.resources`` (issue 33) on the control plane: for a generated family of runtimes
+with pod-level resources and TrainJobs overriding their containers, the function refuses exactly
+the TrainJobs whose Pods the API server refuses.
+
+Upstream's verdict: Trainer v2.3.0's ContainerPatch has no ``resources`` (the API server refuses
+the TrainJob as written: "field not declared in schema"), so the native merge is applied instead: the
+runtime with the overrides merged into its containers (each a key added to requests or limits, as a
+strategic merge does) and the TrainJob with resourcesPerNode alone. Trainer's controller builds its
+JobSet, and a Pod made from the JobSet's ``node`` template is created with ``--dry-run=server`` (no
+JobSet controller runs here: the Pod create is what refuses). Where the
+function accepts, its own output (derived runtime and rewritten TrainJob) is applied too, and the
+Pod of that JobSet must be admitted."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.cluster.controlplane import ControlPlane
+from tests.cluster.test_upstream_parity import NS, _admit, _dump
+from tests.support import container_patch, render, trainer_runtime
+
+pytestmark = pytest.mark.cluster
+
+# The runtime's pod-level resources, one variant per defaulting path of pkg/apis/core/v1/defaults.go.
+POD_LEVEL: dict[str, dict[str, Any]] = {
+    "both": {"requests": {"cpu": "6", "memory": "28Gi"}, "limits": {"cpu": "8", "memory": "32Gi"}},
+    "limits": {"limits": {"cpu": "8", "memory": "32Gi"}},
+    "requests": {"requests": {"cpu": "6", "memory": "28Gi"}},
+}
+# Overrides: the sidecar's request, the regular sidecar container's limit, and resourcesPerNode.
+SIDECAR = [None, "6Gi", "9Gi"]
+METRICS_LIMIT = [None, "30Gi", "33Gi"]
+PER_NODE: list[dict[str, Any] | None] = [
+    None,
+    {"requests": {"memory": "20Gi"}},
+    {"requests": {"memory": "26Gi"}, "limits": {"memory": "26Gi"}},
+]
+
+
+def _runtime(name: str, pod_level: dict[str, Any]) -> dict[str, Any]:
+    sidecar = {
+        "name": "data-loader",
+        "image": "busybox:1.36",
+        "restartPolicy": "Always",
+        "resources": {"requests": {"cpu": "1", "memory": "4Gi"}},
+    }
+    containers = [
+        {
+            "name": "node",
+            "image": "pytorch/pytorch:2.13.0",
+            "resources": {"requests": {"cpu": "4", "memory": "16Gi"}, "limits": {"memory": "24Gi"}},
+        },
+        {"name": "metrics", "image": "busybox:1.36", "resources": {"requests": {"cpu": "100m", "memory": "1Gi"}}},
+    ]
+    return trainer_runtime(name, [sidecar], pod={"resources": copy.deepcopy(pod_level), "containers": containers})
+
+
+def _trainjob(
+    name: str, runtime: str, sidecar: str | None, metrics: str | None, per_node: dict[str, Any] | None
+) -> dict[str, Any]:
+    patches = []
+    if sidecar:
+        patches.append(
+            container_patch(
+                "node", "initContainers", {"name": "data-loader", "resources": {"requests": {"memory": sidecar}}}
+            )
+        )
+    if metrics:
+        patches.append(
+            container_patch(
+                "node",
+                "containers",
+                {"name": "metrics", "resources": {"limits": {"memory": metrics}}},
+                "other.example.com/m",
+            )
+        )
+    spec: dict[str, Any] = {"runtimeRef": {"name": runtime}}
+    if patches:
+        spec["runtimePatches"] = patches
+    if per_node:
+        spec["trainer"] = {"resourcesPerNode": per_node}
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": spec,
+    }
+
+
+def _family() -> list[tuple[str, dict[str, Any], tuple[str | None, str | None, dict[str, Any] | None]]]:
+    """A small cross-section of every variant (not the full product), boundary values on both sides."""
+    out = []
+    for i, (variant, overrides) in enumerate(
+        itertools.product(POD_LEVEL, itertools.product(SIDECAR, METRICS_LIMIT, PER_NODE))
+    ):
+        if i % 4 == 0 or overrides.count(None) == 2:
+            out.append((variant, POD_LEVEL[variant], overrides))
+    return out
+
+
+def _native(
+    runtime: dict[str, Any], tj: dict[str, Any], sidecar: str | None, metrics: str | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The runtime with the patches merged in (under another name), and the TrainJob without them."""
+    merged = copy.deepcopy(runtime)
+    merged["metadata"]["name"] += "-native"
+    pod = merged["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    if sidecar:
+        pod["initContainers"][0]["resources"]["requests"]["memory"] = sidecar
+    if metrics:
+        pod["containers"][1]["resources"]["limits"] = {"memory": metrics}
+    native = copy.deepcopy(tj)
+    native["metadata"]["name"] += "-native"
+    native["spec"]["runtimeRef"]["name"] = merged["metadata"]["name"]
+    native["spec"].pop("runtimePatches", None)
+    return merged, native
+
+
+def _pod_verdict(cp: ControlPlane, name: str) -> tuple[bool, str]:
+    """Whether the API server admits a Pod made from the ``node`` template of the TrainJob's JobSet."""
+    jobset = cp.wait_for_jobset(name, NS)
+    template = next(j for j in jobset["spec"]["replicatedJobs"] if j["name"] == "node")["template"]["spec"]["template"]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{name}-pod", "namespace": NS, "labels": template.get("metadata", {}).get("labels", {})},
+        "spec": template["spec"],
+    }
+    done = cp.create(yaml.safe_dump(pod), dry_run=True, check=False)
+    return done.returncode == 0, done.stderr
+
+
+def test_the_function_refuses_exactly_the_pods_the_api_server_refuses(control_plane: ControlPlane) -> None:
+    cp = control_plane
+    cp.apply_server_side(
+        _dump({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": NS}})
+    )
+    family = _family()
+    assert len(family) >= 12
+    seen = {True: 0, False: 0}
+    for i, (variant, pod_level, (sidecar, metrics, per_node)) in enumerate(family):
+        runtime = _runtime(f"pl-rt-{i}", pod_level)
+        tj = _trainjob(f"pl-{i}", runtime["metadata"]["name"], sidecar, metrics, per_node)
+        rendered = render([copy.deepcopy(runtime), copy.deepcopy(tj)])
+        errors = rendered.errors()
+        assert all("pod-level" in e["message"] for e in errors), errors
+        merged, native = _native(runtime, tj, sidecar, metrics)
+        cp.apply_server_side(_dump(merged))
+        _admit(cp, _dump(native))
+        admitted, stderr = _pod_verdict(cp, native["metadata"]["name"])
+        case = f"case {i}: pod-level {variant}, sidecar {sidecar}, metrics limit {metrics}, resourcesPerNode {per_node}"
+        assert admitted == (not errors), (
+            f"{case}: API server {'admits' if admitted else 'refuses: ' + stderr}; function: {errors}"
+        )
+        seen[admitted] += 1
+        if not admitted:
+            assert "spec.resources" in stderr, stderr
+            continue
+        # The function's own output reaches the same verdict.
+        out = [o for o in rendered.items if o["kind"] in ("ClusterTrainingRuntime", "TrainingRuntime", "TrainJob")]
+        derived = next((o for o in out if o["kind"] == "TrainJob"), None)
+        assert derived is not None
+        renamed = copy.deepcopy(derived)
+        renamed["metadata"]["name"] = f"pl-fn-{i}"
+        renamed["metadata"]["namespace"] = NS
+        cp.apply_server_side(_dump(*[o for o in out if o["kind"] != "TrainJob"]))
+        _admit(cp, _dump(renamed))
+        admitted, stderr = _pod_verdict(cp, f"pl-fn-{i}")
+        assert admitted, f"{case}: the function's output is refused: {stderr}"
+    assert seen[True] and seen[False], seen

@@ -16,6 +16,7 @@ from .checks.bundle import Bundle, Identity, Resolution, identity_of, index, res
 from .checks.context import TrainJobContext
 from .checks.materialize import (
     Derived,
+    add_metadata,
     place_next_to,
     point_at,
     set_sync_wave,
@@ -228,6 +229,7 @@ def process(
             first_file.setdefault(request.identity, contribution.file)
             waves.setdefault(request.identity, []).append(contribution.wave)
     for identity, derived in memo.derived.items():
+        add_metadata(derived, config.derived_runtime_metadata)
         set_sync_wave(derived, sync_wave(waves.get(identity, [])))
     resource_list.items = _with_derived(resource_list.items, bundle, memo.derived, uses, first_file)
     tally.derived = len(memo.derived)

@@ -8,6 +8,7 @@ functionConfig when there is one and has these attributes; ``DEFAULTS`` holds wh
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final, Literal, Protocol
 
 DEFAULT_GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/mig-*", "amd.com/gpu", "gpu.intel.com/*")
@@ -31,6 +32,8 @@ class Options(Protocol):
     @property
     def gpu_resources(self) -> tuple[str, ...]: ...
     @property
+    def derived_runtime_metadata(self) -> Mapping[str, Mapping[str, str]]: ...
+    @property
     def results(self) -> Literal["all", "summary", "problems"]: ...
     def is_gpu(self, resource: str) -> bool: ...
 
@@ -50,6 +53,10 @@ class Defaults:
 
     @property
     def max_per_container(self) -> dict[str, str]:
+        return {}
+
+    @property
+    def derived_runtime_metadata(self) -> Mapping[str, Mapping[str, str]]:
         return {}
 
     def is_gpu(self, resource: str) -> bool:

@@ -32,8 +32,10 @@ POD_LEVEL: dict[str, dict[str, Any]] = {
     "limits": {"limits": {"cpu": "8", "memory": "32Gi"}},
     "requests": {"requests": {"cpu": "6", "memory": "28Gi"}},
 }
-# Overrides: the sidecar's request, the regular sidecar container's limit, and resourcesPerNode.
+# Overrides: the sidecar's request, the regular sidecar container's limit, resourcesPerNode, and the
+# request of the init container that starts after the sidecar (its phase is the two together).
 SIDECAR = [None, "6Gi", "9Gi"]
+INIT = [None, "24Gi", "25Gi"]
 METRICS_LIMIT = [None, "30Gi", "33Gi"]
 PER_NODE: list[dict[str, Any] | None] = [
     None,
@@ -57,12 +59,16 @@ def _runtime(name: str, pod_level: dict[str, Any]) -> dict[str, Any]:
         },
         {"name": "metrics", "image": "busybox:1.36", "resources": {"requests": {"cpu": "100m", "memory": "1Gi"}}},
     ]
-    return trainer_runtime(name, [sidecar], pod={"resources": copy.deepcopy(pod_level), "containers": containers})
+    init = {"name": "prepare", "image": "busybox:1.36", "resources": {"requests": {"memory": "1Gi"}}}
+    pod = {"resources": copy.deepcopy(pod_level), "containers": containers}
+    return trainer_runtime(name, [sidecar, init], pod=pod)
 
 
-def _trainjob(
-    name: str, runtime: str, sidecar: str | None, metrics: str | None, per_node: dict[str, Any] | None
-) -> dict[str, Any]:
+Overrides = tuple[str | None, str | None, dict[str, Any] | None, str | None]
+
+
+def _trainjob(name: str, runtime: str, overrides: Overrides) -> dict[str, Any]:
+    sidecar, metrics, per_node, init = overrides
     patches = []
     if sidecar:
         patches.append(
@@ -79,6 +85,11 @@ def _trainjob(
                 "other.example.com/m",
             )
         )
+    if init:
+        resources = {"requests": {"memory": init}}
+        patches.append(
+            container_patch("node", "initContainers", {"name": "prepare", "resources": resources}, "init.example.com/i")
+        )
     spec: dict[str, Any] = {"runtimeRef": {"name": runtime}}
     if patches:
         spec["runtimePatches"] = patches
@@ -92,26 +103,27 @@ def _trainjob(
     }
 
 
-def _family() -> list[tuple[str, dict[str, Any], tuple[str | None, str | None, dict[str, Any] | None]]]:
+def _family() -> list[tuple[str, dict[str, Any], Overrides]]:
     """A small cross-section of every variant (not the full product), boundary values on both sides."""
     out = []
     for i, (variant, overrides) in enumerate(
-        itertools.product(POD_LEVEL, itertools.product(SIDECAR, METRICS_LIMIT, PER_NODE))
+        itertools.product(POD_LEVEL, itertools.product(SIDECAR, METRICS_LIMIT, PER_NODE, INIT))
     ):
-        if i % 4 == 0 or overrides.count(None) == 2:
+        if i % 7 == 0 or overrides.count(None) == 3:
             out.append((variant, POD_LEVEL[variant], overrides))
     return out
 
 
-def _native(
-    runtime: dict[str, Any], tj: dict[str, Any], sidecar: str | None, metrics: str | None
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def _native(runtime: dict[str, Any], tj: dict[str, Any], overrides: Overrides) -> tuple[dict[str, Any], dict[str, Any]]:
     """The runtime with the patches merged in (under another name), and the TrainJob without them."""
     merged = copy.deepcopy(runtime)
     merged["metadata"]["name"] += "-native"
     pod = merged["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    sidecar, metrics, _, init = overrides
     if sidecar:
         pod["initContainers"][0]["resources"]["requests"]["memory"] = sidecar
+    if init:
+        pod["initContainers"][1]["resources"]["requests"]["memory"] = init
     if metrics:
         pod["containers"][1]["resources"]["limits"] = {"memory": metrics}
     native = copy.deepcopy(tj)
@@ -143,17 +155,19 @@ def test_the_function_refuses_exactly_the_pods_the_api_server_refuses(control_pl
     family = _family()
     assert len(family) >= 12
     seen = {True: 0, False: 0}
-    for i, (variant, pod_level, (sidecar, metrics, per_node)) in enumerate(family):
+    for i, (variant, pod_level, overrides) in enumerate(family):
         runtime = _runtime(f"pl-rt-{i}", pod_level)
-        tj = _trainjob(f"pl-{i}", runtime["metadata"]["name"], sidecar, metrics, per_node)
+        tj = _trainjob(f"pl-{i}", runtime["metadata"]["name"], overrides)
         rendered = render([copy.deepcopy(runtime), copy.deepcopy(tj)])
         errors = rendered.errors()
         assert all("pod-level" in e["message"] for e in errors), errors
-        merged, native = _native(runtime, tj, sidecar, metrics)
+        merged, native = _native(runtime, tj, overrides)
         cp.apply_server_side(_dump(merged))
         _admit(cp, _dump(native))
         admitted, stderr = _pod_verdict(cp, native["metadata"]["name"])
-        case = f"case {i}: pod-level {variant}, sidecar {sidecar}, metrics limit {metrics}, resourcesPerNode {per_node}"
+        sidecar, metrics, per_node, init = overrides
+        case = f"case {i}: pod-level {variant}, sidecar {sidecar}, metrics limit {metrics}, "
+        case += f"resourcesPerNode {per_node}, init {init}"
         assert admitted == (not errors), (
             f"{case}: API server {'admits' if admitted else 'refuses: ' + stderr}; function: {errors}"
         )

@@ -187,3 +187,46 @@ def test_the_function_refuses_exactly_the_pods_the_api_server_refuses(control_pl
         admitted, stderr = _pod_verdict(cp, f"pl-fn-{i}")
         assert admitted, f"{case}: the function's output is refused: {stderr}"
     assert seen[True] and seen[False], seen
+
+
+# (the regular container metrics' hugepages-2Mi, node's) against a pod-level limit of 1Gi.
+HUGEPAGES = [("600Mi", "400Mi"), ("600Mi", "600Mi"), ("1Gi", None), ("1100Mi", None)]
+
+
+def test_hugepages_aggregate_limits_against_the_pod_level_limit(control_plane: ControlPlane) -> None:
+    """The aggregate hugepages limit (validatePodResourceConsistency: not overcommittable) and a
+    single container's limit, each refused where the API server refuses the Pod."""
+    cp = control_plane
+    cp.apply_server_side(
+        _dump({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": NS}})
+    )
+    verdicts = []
+    for i, (metrics, node) in enumerate(HUGEPAGES):
+        runtime = _runtime(f"pl-hp-{i}", {"limits": {"memory": "32Gi", "hugepages-2Mi": "1Gi"}})
+        pod = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+        if node:
+            for section in ("requests", "limits"):
+                pod["containers"][0]["resources"][section]["hugepages-2Mi"] = node
+        resources = {"requests": {"hugepages-2Mi": metrics}, "limits": {"hugepages-2Mi": metrics, "memory": "2Gi"}}
+        tj = _trainjob(f"pl-hp-{i}", f"pl-hp-{i}", (None, None, None, None))
+        tj["spec"]["runtimePatches"] = [
+            container_patch("node", "containers", {"name": "metrics", "resources": resources})
+        ]
+        errors = render([copy.deepcopy(runtime), copy.deepcopy(tj)]).errors()
+        assert all("pod-level" in e["message"] for e in errors), errors
+        merged = copy.deepcopy(runtime)
+        merged["metadata"]["name"] += "-native"
+        merged_pod = merged["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+        merged_pod["containers"][1]["resources"] = {
+            "requests": {**merged_pod["containers"][1]["resources"]["requests"], **resources["requests"]},
+            "limits": resources["limits"],
+        }
+        native = _trainjob(f"pl-hp-{i}-native", merged["metadata"]["name"], (None, None, None, None))
+        cp.apply_server_side(_dump(merged))
+        _admit(cp, _dump(native))
+        admitted, stderr = _pod_verdict(cp, native["metadata"]["name"])
+        assert admitted == (not errors), (
+            f"hugepages {metrics}/{node}: API server {stderr or 'admits'}; function {errors}"
+        )
+        verdicts.append(admitted)
+    assert verdicts == [True, False, True, False]

@@ -68,6 +68,8 @@ ADMITTED_BY_THE_CLUSTER = {
     "negative-quantity",
     "one-bad-one-good",
     "platform-policy-configmap",
+    # the TrainJob is admitted; the API server refuses its Pods (tests/cluster/test_pod_level.py)
+    "pod-level-resources-exceeded",
     "requests-above-limits",
     "resourcequota-never-fits",
     "trainer-container-resources",

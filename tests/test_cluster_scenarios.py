@@ -15,27 +15,11 @@ pytestmark = pytest.mark.cluster
 SCENARIOS = {p.name: p for p in scenarios()}
 
 # (scenario, via) -> the open defect that makes it fail today.
-PRUNE_OVERLAY = (
-    "the README's Prune=false advice needs an overlay on top of the kustomization that runs the function; {how} "
-    "applies the whole kustomization, the overlay's patch included, before the function makes the derived runtimes: "
-    "the derived runtime is pruned under the SDK's TrainJob"
-)
-INTEGER = (
-    "upstream v2.3.0: the TrainJob defaulting webhook (pkg/webhooks/trainjob_webhook.go) stores an integer "
-    "resourcesPerNode quantity as a string on create; the next server-side apply of the integer fails the CRD's "
-    "spec.trainer rule self == oldSelf ('field is immutable'): every re-sync is refused. The function warns at the "
-    "quantity (crd_rules._numeric_quantities) and never changes the type of what the user wrote"
-)
 KNOWN: dict[tuple[str, str], str] = {
-    ("sdk-trainjob-on-derived", "render"): PRUNE_OVERLAY.format(how="the Argo CD plugin (render)"),
-    ("sdk-trainjob-on-derived", "kpt"): PRUNE_OVERLAY.format(how="the runner's kpt hydration"),
     ("name-prefix-overlay", "kpt"): (
         "the runner's limit, not the function's: kpt has no kustomize, so the runner hydrates the overlay first, "
         "and kustomize's output keeps no previousNames: the prefixed runtime cannot be matched to runtimeRef.name"
     ),
-    ("resources-per-node-integer", "kustomize"): INTEGER,
-    ("resources-per-node-integer", "render"): INTEGER,
-    ("resources-per-node-integer", "kpt"): INTEGER,
 }
 
 

@@ -106,6 +106,15 @@ def test_pod_level_limit_without_any_request_defaults_the_request() -> None:
     assert canonical(pod_requests(pod)) == {"memory": "2Gi"}
 
 
+def test_a_pod_level_hugepages_limit_defaults_its_request_to_itself_not_to_the_aggregate() -> None:
+    # pkg/apis/core/v1/defaults.go defaultPodRequests: the aggregate only for overcommittable resources.
+    pod = PodResources(
+        containers=[c("a", {"memory": "1Gi", "hugepages-2Mi": "2Mi"}, {"hugepages-2Mi": "2Mi"})],
+        limits=q({"memory": "2Gi", "hugepages-2Mi": "4Mi"}),
+    )
+    assert canonical(pod_requests(pod)) == {"hugepages-2Mi": "4Mi", "memory": "1Gi"}
+
+
 def test_overhead_adds_to_requests_and_to_set_non_zero_limits_only() -> None:
     pod = PodResources(
         containers=[c("a", {"cpu": "1", "memory": "1Gi"}, {"cpu": "0", "memory": "2Gi"})],

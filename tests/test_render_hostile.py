@@ -408,6 +408,7 @@ PLATFORM = (
     "apiVersion: fn.trainjob-resources.io/v1alpha1\nkind: TrainJobResources\nmetadata:\n  name: platform\n"
     "spec:\n  maxPerContainer: {memory: 96Gi}\n  namespacePolicy: warning\n  allowGpuInSidecars: false\n"
     "  allowedResources: [cpu, memory, nvidia.com/gpu]\n"
+    "  derivedRuntimeMetadata: {annotations: {argocd.argoproj.io/sync-options: Prune=false}}\n"
 )
 
 
@@ -419,6 +420,11 @@ PLATFORM = (
         ("ALLOW_GPU_IN_SIDECARS", "true", "allowGpuInSidecars true would loosen"),
         ("ALLOWED_RESOURCES", "cpu,memory,example.com/fpga", "allowedResources [example.com/fpga] would loosen"),
         ("GPU_RESOURCES", "nvidia.com/gpu", "gpuResources without amd.com/gpu, gpu.intel.com/*, nvidia.com/mig-*"),
+        (
+            "DERIVED_RUNTIME_METADATA",
+            '{"annotations": {"argocd.argoproj.io/sync-options": "Prune=true"}, "labels": {"team": "ml"}}',
+            "derivedRuntimeMetadata {annotations: {argocd.argoproj.io/sync-options: Prune=true}} would loosen",
+        ),
     ],
 )
 def test_argo_cd_options_cannot_loosen_the_platform_policy(

@@ -10,13 +10,14 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Final
 
-from yaml.nodes import MappingNode, Node
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .checks.bundle import Bundle, Identity, Resolution, identity_of, index, path_of, resolve
 from .checks.context import TrainJobContext
 from .checks.materialize import (
     BOUND_MESSAGE,
     Derived,
+    add_metadata,
     place_next_to,
     point_at,
     set_sync_wave,
@@ -37,10 +38,12 @@ from .checks.rules.stages import DERIVE, EFFECTIVE, PATCHES, POLICY, RUNTIME_FRE
 from .krm.resource_list import Field, FileRef, Item, ItemState, ResourceList, Result
 from .kube.merge import without_nulls
 from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS
-from .trainer.effective import ContainerKey, Effective, effective_resources
+from .trainer.crd_rules import stored_spellings
+from .trainer.effective import RESOURCES_PER_NODE_PATH, ContainerKey, Effective, effective_resources
 from .trainer.sites import ContainerSite, container_sites, writes_resources
 from .trainer.topology import topology
 from .trainer.trainjob_view import parse_trainjob, resources_per_node
+from .values import fieldpath
 from .values.keys import LOCAL_CONFIG
 from .values.records import MutableRecord, Record
 from .values.violations import Violation
@@ -241,6 +244,7 @@ def process(
             first_file.setdefault(request.identity, contribution.file)
             waves.setdefault(request.identity, []).append(contribution.wave)
     for identity, derived in memo.derived.items():
+        add_metadata(derived, config.derived_runtime_metadata)
         set_sync_wave(derived, sync_wave(waves.get(identity, [])))
     resource_list.items = _with_derived(resource_list.items, bundle, memo.derived, uses, first_file)
     tally.derived = len(memo.derived)
@@ -416,10 +420,13 @@ def process_trainjob(
         elif context.work is not None and not context.native:
             outcome.node = context.work
             outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
+        if not context.native:
+            _as_stored(context, outcome)
         _warn_if_repointed(item, outcome)
         return outcome
     _materialize(context, effective, outcome)
     if not outcome.failed:
+        _as_stored(context, outcome)
         _warn_if_repointed(item, outcome)
     return outcome
 
@@ -560,6 +567,39 @@ def _copy(node: Node) -> MappingNode:
     copied = textedit.copy(node)
     assert isinstance(copied, MappingNode)
     return copied
+
+
+def _as_stored(context: TrainJobContext, outcome: Outcome) -> None:
+    """Write the quantities of resourcesPerNode as the API server stores them, on a TrainJob that
+    keeps runtimePatches (``crd_rules.stored_spellings``: any other spelling fails every re-sync)."""
+    node = outcome.node or context.work or context.item.node
+    assert isinstance(node, MappingNode)
+    patches = yn.get_path(node, "spec", "runtimePatches")
+    per_node = yn.get_path(node, "spec", "trainer", "resourcesPerNode")
+    if not isinstance(patches, SequenceNode) or not patches.value or not isinstance(per_node, MappingNode):
+        return
+    found = stored_spellings(yn.to_python(per_node))
+    for section, name, value, stored in found:
+        values = yn.get(per_node, section)
+        assert isinstance(values, MappingNode)
+        written = yn.get(values, name)
+        shown = written.value if isinstance(written, ScalarNode) else value
+        yn.set_key(values, name, yn.text_node(stored))
+        outcome.violations.append(
+            Violation(
+                fieldpath.child(f"{RESOURCES_PER_NODE_PATH}.{section}", name),
+                f'{name}: {shown} written as "{stored}", the string the API server stores: upstream\'s TrainJob '
+                "webhook, which timestamps runtimePatches, stores every quantity here in Kubernetes' canonical "
+                "form, and spec.trainer is immutable (self == oldSelf, trainjob_types.go), so the spelling as "
+                "written would fail every re-sync",
+                "info",
+                value,
+                stored,
+            )
+        )
+    if found:
+        outcome.node = node
+        outcome.changes.append("quantities in spec.trainer.resourcesPerNode written as the API server stores them")
 
 
 def _move_to_resources_per_node(work: MappingNode, moved: dict[str, Any], outcome: Outcome) -> None:

@@ -3,8 +3,8 @@
 A ConfigMap's values are strings, so the structured policy options also accept a string: a JSON
 object or ``name=quantity,name=quantity`` for ``maxPerContainer``, a JSON object or
 ``role.name=quantity,role.name=quantity`` for ``maxPerRole`` (a role has no dot: the first one ends
-it), a JSON array or ``name,name`` for ``allowedResources`` and ``gpuResources`` (the typed object
-accepts both forms).
+it), a JSON array or ``name,name`` for ``allowedResources`` and ``gpuResources``, a JSON object for
+``derivedRuntimeMetadata`` (the typed object accepts both forms).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ..kube.quantity import QuantityError, invalid, parse_quantity
+from ..kube.resource_rules import qualified_name_errors
 from ..values import fieldpath
 from ..values.violations import Violation
 from .options import DEFAULT_GPU_RESOURCES, ROLES
@@ -25,6 +26,7 @@ from .options import DEFAULT_GPU_RESOURCES, ROLES
 CONFIG_API_VERSION = "fn.trainjob-resources.io/v1alpha1"
 CONFIG_KIND = "TrainJobResources"
 _MAP_OPTIONS = ("maxPerContainer",)
+_METADATA = "derivedRuntimeMetadata"
 _LIST_OPTIONS = ("allowedResources", "gpuResources")
 _SEPARATORS = re.compile(r"[,\s]+")
 
@@ -45,6 +47,9 @@ class FunctionConfig(BaseModel):
     allowed_resources: tuple[str, ...] | None = None
     allow_gpu_in_sidecars: bool = True
     gpu_resources: tuple[str, ...] = DEFAULT_GPU_RESOURCES
+    # Labels and annotations every derived runtime gets (materialize.add_metadata), after the base's
+    # are filtered: e.g. argocd.argoproj.io/sync-options: Prune=false.
+    derived_runtime_metadata: dict[str, dict[str, str]] = {}  # "annotations", "labels" (metadata_violations)
     # Which results to report (reporting.py): every one, or only warnings and errors, plus one
     # info that sums up the run ("summary").
     results: Literal["all", "summary", "problems"] = "all"
@@ -153,6 +158,19 @@ def _decode_policy_options(data: dict[str, Any], prefix: str) -> tuple[dict[str,
             except ValueError as err:
                 violations.append(Violation(f"{prefix}.{key}", str(err), current_value=value))
                 out.pop(key)
+    value = out.get(_METADATA)
+    if isinstance(value, str):
+        try:
+            out[_METADATA] = value = _json(value, "a JSON object")
+        except ValueError as err:
+            violations.append(Violation(f"{prefix}.{_METADATA}", str(err), current_value=value))
+            out.pop(_METADATA)
+            value = None
+    if isinstance(value, dict):
+        found = metadata_violations(value, f"{prefix}.{_METADATA}")
+        if found:
+            violations += found
+            out.pop(_METADATA)
     return out, violations
 
 
@@ -215,6 +233,49 @@ def _decode_role_map(text: str) -> Any:
     return out
 
 
+# Keys the function writes on every derived runtime itself, or drops from it on purpose
+# (materialize.py: upstream's runtime guide, docs/operator-guides/runtime.md, says a runtime you
+# create must omit webhook-validation), and the orchestrators' own.
+_RESERVED_METADATA = (
+    "fn.trainjob-resources.io/",
+    "trainjob-resources.io/",
+    "argocd.argoproj.io/sync-wave",
+    "trainer.kubeflow.org/webhook-validation",
+    "internal.config.kubernetes.io/",
+    "config.kubernetes.io/",
+    "config.k8s.io/",
+    "kustomize.config.k8s.io/",
+)
+# apimachinery pkg/util/validation/validation.go: IsValidLabelValue
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_LABEL_VALUE_MESSAGE = (
+    "a label value must be 63 characters or less, empty or alphanumeric at both ends, with '-', '_' or '.' between"
+)
+
+
+def metadata_violations(value: dict[Any, Any], path: str) -> list[Violation]:
+    """What the API server refuses of ``derivedRuntimeMetadata``'s keys and values (apimachinery
+    ``ValidateLabels``, ``ValidateAnnotations``: qualified names; label values of at most 63
+    characters), and the keys the function keeps for itself."""
+    out: list[Violation] = []
+    for section, entries in value.items():
+        where = fieldpath.child(path, str(section))
+        if section not in ("annotations", "labels"):
+            out.append(Violation(where, "unknown key; accepted: annotations, labels", current_value=section))
+            continue
+        if not isinstance(entries, dict):
+            continue  # the model says what is wrong with it
+        for key, text in entries.items():
+            at = fieldpath.child(where, str(key))
+            problems = qualified_name_errors(key) if isinstance(key, str) else ["must be a string"]
+            if isinstance(key, str) and key.startswith(_RESERVED_METADATA):
+                problems.append("is set (or dropped) by the function itself on every derived runtime")
+            out += [Violation(at, problem, current_value=key) for problem in problems]
+            if section == "labels" and isinstance(text, str) and (len(text) > 63 or not _LABEL_VALUE.fullmatch(text)):
+                out.append(Violation(at, _LABEL_VALUE_MESSAGE, current_value=text))
+    return out
+
+
 def _decode_map(text: str) -> Any:
     if text.lstrip().startswith("{"):
         return _json(text, "a JSON object")
@@ -252,6 +313,7 @@ POLICY_OPTIONS = (
     "allowGpuInSidecars",
     "namespacePolicy",
     "gpuResources",
+    _METADATA,
 )
 _BOOLEAN_OPTIONS = ("allowGpuInSidecars",)
 # Options that are not policy, but that the platform may pin by setting them in its config: which kind
@@ -377,6 +439,8 @@ def combine(layers: list[Layer]) -> FunctionConfig:
                     value = {**floor, **value}
                 if option == "maxPerRole":
                     value = {role: {**floor.get(role, {}), **value.get(role, {})} for role in (*floor, *value)}
+                elif option == _METADATA:  # the tenant's keys added to the platform's
+                    value = {s: {**floor.get(s, {}), **value.get(s, {})} for s in sorted({*floor, *value})}
             values[name] = value
     if problems:
         raise LayerError(problems)
@@ -435,6 +499,14 @@ def _looser(option: str, value: Any, floor: Any) -> str | None:
         return "true" if value and not floor else None
     if option == "namespacePolicy":
         return value if _STRICTNESS[value] < _STRICTNESS[floor] else None
+    if option == _METADATA:  # a platform key given another value
+        changed = [
+            f"{section}: {{{key}: {value[section][key]}}}"
+            for section in sorted(floor)
+            for key in sorted(floor[section])
+            if key in value.get(section, {}) and value[section][key] != floor[section][key]
+        ]
+        return "{" + ", ".join(changed) + "}" if changed else None
     return None
 
 

@@ -321,6 +321,19 @@ def _rebuild_metadata(node: MappingNode, base: Item, name: str, namespace: str) 
     yn.set_key(node, "metadata", metadata)
 
 
+def add_metadata(derived: Derived, metadata: Mapping[str, Mapping[str, str]]) -> None:
+    """The functionConfig's ``derivedRuntimeMetadata``, on a derived runtime whose base's labels and
+    annotations were filtered (``_rebuild_metadata``): the platform's way to mark every derived
+    runtime, e.g. ``argocd.argoproj.io/sync-options: Prune=false`` where the function runs after
+    the kustomization (Argo CD's plugin, kpt), so that no overlay could patch them."""
+    for section in ("labels", "annotations"):
+        entries = metadata.get(section) or {}
+        if entries:
+            target = yn.ensure_map(yn.ensure_map(derived.node, "metadata"), section)
+            for key, value in entries.items():
+                yn.set_key(target, key, yn.str_node(value))
+
+
 def place_next_to(derived: Derived, source: FileRef | None) -> None:
     """A new derived runtime's file: beside the TrainJob that first uses it (``source``: kpt writes
     it there), named after its kind, namespace and name: TrainJobs of two namespaces in one folder

@@ -8,6 +8,7 @@ functionConfig when there is one and has these attributes; ``DEFAULTS`` holds wh
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final, Literal, Protocol
 
 # The roles ``maxPerRole`` caps (checks/policy.py ``container_role`` says which container has which).
@@ -35,6 +36,8 @@ class Options(Protocol):
     @property
     def gpu_resources(self) -> tuple[str, ...]: ...
     @property
+    def derived_runtime_metadata(self) -> Mapping[str, Mapping[str, str]]: ...
+    @property
     def results(self) -> Literal["all", "summary", "problems"]: ...
     def is_gpu(self, resource: str) -> bool: ...
 
@@ -58,6 +61,10 @@ class Defaults:
 
     @property
     def max_per_role(self) -> dict[str, dict[str, str]]:
+        return {}
+
+    @property
+    def derived_runtime_metadata(self) -> Mapping[str, Mapping[str, str]]:
         return {}
 
     def is_gpu(self, resource: str) -> bool:

@@ -214,6 +214,7 @@ functionConfig: none, a v1 ConfigMap (the options under `data`, as strings), or
     allowedResources: [cpu, memory, nvidia.com/gpu]  # the only resource names containers may use
     allowGpuInSidecars: true        # true (default) | false
     gpuResources: [nvidia.com/gpu]  # default: nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu, gpu.intel.com/*
+    derivedRuntimeMetadata: {{annotations: {{argocd.argoproj.io/sync-options: Prune=false}}}}  # on each derived
     results: all                    # all (default) | problems: warnings and errors | summary: and one info
 
 Examples:

@@ -158,12 +158,13 @@ def defaulted_pod_level_requests(pod: PodResources, aggregated: Mapping[str, Qua
     """Pod-level requests after the API server's defaulting (``defaultPodRequests``).
 
     A resource with a pod-level limit and no pod-level request gets the containers' aggregate
-    request when they have one, else the pod-level limit.
+    request when they have one and it may be overcommitted (cpu, memory: hugepages may not), else
+    the pod-level limit (k8s.io/kubernetes ``pkg/apis/core/v1/defaults.go``).
     """
     requests = dict(pod.requests)
     for name, limit in pod.limits.items():
         if name not in requests and is_pod_level_resource(name):
-            requests[name] = aggregated.get(name, limit)
+            requests[name] = aggregated.get(name, limit) if name in ("cpu", "memory") else limit
     return requests
 
 

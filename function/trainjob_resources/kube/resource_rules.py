@@ -63,7 +63,7 @@ def validate_resource_name(name: object, path: str) -> list[Violation]:
     if not isinstance(name, str):
         return [Violation(path, "must be a string", current_value=name)]
     fix = name.lower() if name.lower() in _STANDARD_CONTAINER else None
-    out = [Violation(path, m, current_value=name) for m in _qualified_name_errors(name)]
+    out = [Violation(path, m, current_value=name) for m in qualified_name_errors(name)]
     unqualified = "/" not in name
     if not out and unqualified and not _is_standard(name):
         out.append(Violation(path, "must be a standard resource type or fully qualified", current_value=name))
@@ -217,7 +217,7 @@ def is_extended_resource_name(name: str) -> bool:
     """``IsExtendedResourceName`` (k8s.io/kubernetes pkg/apis/core/helper/helpers.go)."""
     if _is_native(name) or name.startswith("requests."):
         return False
-    return not _qualified_name_errors("requests." + name)
+    return not qualified_name_errors("requests." + name)
 
 
 def _is_overcommit_allowed(name: str) -> bool:
@@ -245,7 +245,7 @@ def _regex_error(message: str, fmt: str, *examples: str) -> str:
     return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
-def _qualified_name_errors(value: str) -> list[str]:
+def qualified_name_errors(value: str) -> list[str]:
     """apimachinery's ``IsQualifiedName``."""
     parts = value.split("/")
     errors: list[str] = []

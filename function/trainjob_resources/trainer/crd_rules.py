@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..kube.merge import DIRECTIVE, MAPPINGS, REPLACE
+from ..kube.quantity import QuantityError, parse_quantity
 from ..values import fieldpath
 from ..values.keys import CONTAINER_LISTS
 from ..values.violations import Violation
@@ -44,9 +45,13 @@ _TRAINER_LISTS: tuple[tuple[str, int, str | None], ...] = (
 )
 
 
-def crd_violations(trainjob: Mapping[str, Any], mode: str = "materialize", directives: bool = True) -> list[Violation]:
+def crd_violations(
+    trainjob: Mapping[str, Any], mode: str = "materialize", directives: bool = True, rewritten: bool = False
+) -> list[Violation]:
     """``trainjob``: plain data that ``models.parse_trainjob`` accepted. ``directives``: whether a key
-    may start with ``$`` (False when the text it was read from has no ``$`` that could spell one)."""
+    may start with ``$`` (False when the text it was read from has no ``$`` that could spell one).
+    ``rewritten``: whether the function writes resourcesPerNode's quantities as the API server
+    stores them (then it does not warn of them)."""
     out: list[Violation] = []
     name = _get(trainjob, "metadata", "name")
     if isinstance(name, str) and name:
@@ -82,7 +87,7 @@ def crd_violations(trainjob: Mapping[str, Any], mode: str = "materialize", direc
                 out += _pod(pod, ".".join([job_path, *POD_CHAIN]))
         if directives:
             out += _directives(patch, path, mode)
-    if patches:
+    if patches and not rewritten:
         out += _numeric_quantities(_get(spec, "trainer", "resourcesPerNode"))
     if not directives:
         return out
@@ -190,36 +195,54 @@ def _trainer(trainer: Any) -> list[Violation]:
     return out
 
 
-def _numeric_quantities(per_node: Any) -> list[Violation]:
-    """Quantities in ``spec.trainer.resourcesPerNode`` of a TrainJob with runtimePatches, written as
-    YAML numbers. Upstream's TrainJob defaulting webhook (``pkg/webhooks/trainjob_webhook.go``), which
-    sets each patch's ``time`` on create, answers with the object as Go encodes it, a Quantity as a
-    string; the next apply sends the number again, and the CRD's rule on ``spec.trainer``,
-    ``self == oldSelf`` (``pkg/apis/trainer/v1alpha1/trainjob_types.go``), refuses the change: every
-    re-sync fails. Without runtimePatches the webhook changes nothing and the number is kept. Both
-    seen on the control plane (tests/test_cluster_admission.py). The function never changes the type
-    of what a user wrote, so it says so."""
-    out: list[Violation] = []
+def stored_spellings(per_node: Any) -> list[tuple[str, str, Any, str]]:
+    """The quantities of ``spec.trainer.resourcesPerNode`` that a TrainJob with runtimePatches does
+    not keep as written: (section, name, value as written, the string the API server stores).
+
+    Upstream's TrainJob defaulting webhook (``pkg/webhooks/trainjob_webhook.go``), which sets each
+    patch's ``time`` on create, answers with the object as Go encodes it: every Quantity as
+    ``Quantity.String()``, Kubernetes' canonical form, a string (1 is "1", 1.5 and "1.5" are
+    "1500m", "2048Mi" is "2Gi"; "1e3" stays). The next apply sends the spelling written again, and
+    the CRD's rule on ``spec.trainer``, ``self == oldSelf``
+    (``pkg/apis/trainer/v1alpha1/trainjob_types.go``), refuses the change: every re-sync fails.
+    Without runtimePatches the webhook changes nothing and what was written is kept. All seen on the
+    control plane (tests/test_cluster_admission.py, tests/cluster/test_stored_quantities.py). A value
+    that is no quantity is left to the rules that refuse it."""
+    out: list[tuple[str, str, Any, str]] = []
     if not isinstance(per_node, MAPPINGS):
         return out
     for section in ("limits", "requests"):
         values = per_node.get(section)
         for name, value in values.items() if isinstance(values, MAPPINGS) else ():
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                out.append(
-                    Violation(
-                        fieldpath.child(f"spec.trainer.resourcesPerNode.{section}", str(name)),
-                        f'write this quantity as a string ({name}: "{value}"): upstream\'s TrainJob webhook, which '
-                        "timestamps runtimePatches, stores a number here as a string when the TrainJob is created, "
-                        "and spec.trainer is immutable "
-                        "(self == oldSelf, trainjob_types.go), so the API server refuses every later apply of the "
-                        "number: the first sync works, every re-sync fails",
-                        severity="warning",
-                        current_value=value,
-                        proposed_value=str(value),
-                    )
-                )
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                continue
+            try:
+                stored = parse_quantity(value).canonical()
+            except QuantityError:
+                continue
+            if stored != value:
+                out.append((section, str(name), value, stored))
     return out
+
+
+def _numeric_quantities(per_node: Any) -> list[Violation]:
+    """``stored_spellings``, said: where the function passes the TrainJob through (native mode, or
+    its runtime is not in the bundle), it never changes what the user wrote; materializing, it
+    writes them as stored (``process.py``)."""
+    return [
+        Violation(
+            fieldpath.child(f"spec.trainer.resourcesPerNode.{section}", name),
+            f'write this quantity as the string "{stored}" ({name}: "{stored}"): upstream\'s TrainJob webhook, '
+            "which timestamps runtimePatches, stores every quantity here in Kubernetes' canonical form, a string, "
+            "when the TrainJob is created, and spec.trainer is immutable "
+            "(self == oldSelf, trainjob_types.go), so the API server refuses every later apply of any other "
+            "spelling: the first sync works, every re-sync fails",
+            severity="warning",
+            current_value=value,
+            proposed_value=stored,
+        )
+        for section, name, value, stored in stored_spellings(per_node)
+    ]
 
 
 def _directives(patch: Mapping[str, Any], path: str, mode: str) -> list[Violation]:

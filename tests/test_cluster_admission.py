@@ -67,6 +67,7 @@ ADMITTED_BY_THE_CLUSTER = {
     "mpi-launcher-move-refused",  # the function's refusal of a move that would size the launcher
     "negative-quantity",
     "one-bad-one-good",
+    "platform-max-per-role",
     "platform-policy-configmap",
     # the TrainJob is admitted; the API server refuses its Pods (tests/cluster/test_pod_level.py)
     "pod-level-resources-exceeded",

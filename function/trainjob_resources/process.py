@@ -29,7 +29,7 @@ from .checks.memo import Memo
 from .checks.moving import by_value
 from .checks.options import DEFAULTS, Options
 from .checks.plan import Plan
-from .checks.provenance import SYNC_WAVE, ProvenanceError, dump, has_provenance, recheck_as_written, restore
+from .checks.provenance import ProvenanceError, dump, has_provenance, recheck_as_written, restore
 from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.rules import registry
 from .checks.rules.framework import run, stops_at_error
@@ -44,7 +44,7 @@ from .trainer.sites import ContainerSite, container_sites, writes_resources
 from .trainer.topology import topology
 from .trainer.trainjob_view import parse_trainjob, resources_per_node
 from .values import fieldpath
-from .values.keys import LOCAL_CONFIG
+from .values.keys import LOCAL_CONFIG, SYNC_WAVE
 from .values.records import MutableRecord, Record
 from .values.violations import Violation
 from .yamltext import textedit

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..krm.resource_list import PATH_ANNOTATIONS, Item
-from ..krm.trust import PREVIOUS_KINDS, PREVIOUS_NAMES
+from ..krm.resource_list import Item
 from ..kube.resource_rules import default_requests, validate_resource_requirements
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
 from ..trainer.runtime_view import JobInfo, RuntimeSpecView, jobs_of, parse_runtime
 from ..trainer.trainjob_view import RuntimeRefView
-from ..values.keys import LOCAL_CONFIG
+from ..values.keys import LOCAL_CONFIG, PATH_ANNOTATIONS, PREVIOUS_KINDS, PREVIOUS_NAMES
 from ..values.records import MutableRecord, Record
 from ..values.violations import Severity, Violation
 from .provenance import DERIVED_FROM, old

@@ -17,26 +17,30 @@ from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from ..krm.resource_list import INDEX_ANNOTATIONS, PATH_ANNOTATIONS, FileRef, Item
+from ..krm.resource_list import FileRef, Item
 from ..kube.quantity import QuantityError, parse_quantity
 from ..trainer.api import CLUSTER_RUNTIME_KIND, JOB_CHAIN, POD_CHAIN, TRAINER_GROUP
 from ..trainer.effective import ContainerKey, Effective
 from ..values import records
-from ..values.keys import CONTAINER_LISTS
+from ..values.keys import (
+    CONTAINER_LISTS,
+    DEPENDS_ON,
+    INDEX_ANNOTATIONS,
+    OLD_PREFIX,
+    PATH_ANNOTATIONS,
+    PREFIX,
+    SYNC_WAVE,
+)
 from ..values.violations import Violation
 from ..yamltext import textedit
 from ..yamltext import yamlnodes as yn
 from .provenance import (
-    DEPENDS_ON,
     DERIVED_FROM,
     DERIVED_LABEL,
     NAME_SCHEME,
-    OLD_PREFIX,
     OVERRIDES,
-    PREFIX,
     RESOURCES,
     RUNTIME_REF,
-    SYNC_WAVE,
     PatchRecord,
     dependency,
     dump,

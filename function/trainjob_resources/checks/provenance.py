@@ -17,23 +17,20 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 
 from ..kube.merge import compose_patches
 from ..trainer.api import CLUSTER_RUNTIME_KIND, JOB_CHAIN, POD_CHAIN, TRAINER_GROUP
+from ..values.keys import DEPENDS_ON, OLD_PREFIX, PREFIX
 from ..values.records import Record
 from ..yamltext import yamlnodes as yn
 
 # The project's own domain, the functionConfig's API group (config.CONFIG_API_VERSION): every
 # annotation and label this function writes starts with it.
-PREFIX = "fn.trainjob-resources.io/"
 # What earlier versions wrote (Kubeflow's domain, not ours): still read, so that their output
 # re-renders; never written.
-OLD_PREFIX = "trainjob-resources.kubeflow.org/"
 DERIVED_FROM = PREFIX + "derived-from"
 OVERRIDES = PREFIX + "overrides"
 NAME_SCHEME = PREFIX + "name-scheme"
 DERIVED_LABEL = PREFIX + "derived"
 RUNTIME_REF = PREFIX + "runtime-ref"
 RESOURCES = PREFIX + "resources"
-DEPENDS_ON = "config.kubernetes.io/depends-on"  # kpt live apply's ordering (cli-utils)
-SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 
 
 def old(key: str) -> str:

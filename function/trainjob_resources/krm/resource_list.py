@@ -14,6 +14,7 @@ from typing import Any, Final
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..values import fieldpath
+from ..values.keys import INDEX_ANNOTATIONS, PATH_ANNOTATIONS, RESOURCE_LIST_VERSIONS
 from ..values.records import MutableRecord, Record
 from ..values.text import bounded
 from ..values.violations import Severity
@@ -21,9 +22,6 @@ from ..yamltext import layout, textedit
 from ..yamltext import yamlnodes as yn
 from . import trust
 
-RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1")
-PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
-INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
 MAX_ITEMS = 100_000
 MAX_RESULTS = 10_000
 

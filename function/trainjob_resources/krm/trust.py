@@ -20,13 +20,9 @@ Three kinds of mark change what the function decides, and each has one writer it
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
 
 from ..values import fieldpath
-
-INTERNAL_PREFIX: Final = "internal.trainjob-resources.io/"
-PREVIOUS_NAMES: Final = ("internal.config.kubernetes.io/previousNames", "config.kubernetes.io/previousNames")
-PREVIOUS_KINDS: Final = ("internal.config.kubernetes.io/previousKinds", "config.kubernetes.io/previousKinds")
+from ..values.keys import INTERNAL_PREFIX, PREVIOUS_KINDS, PREVIOUS_NAMES
 
 
 def annotation_path(key: str) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from ..values.keys import LOCAL_CONFIG
+from ..values.keys import INDEX_ANNOTATIONS, LOCAL_CONFIG, PATH_ANNOTATIONS
 from ..values.records import Record
 from ..yamltext.documents import split_documents
 from .sources import RenderError, shown
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from ..krm.resource_list import Item, ResourceList
     from .sources import Reader, Root
 
-PATH_KEY = "internal.config.kubernetes.io/path"
-INDEX_KEY = "internal.config.kubernetes.io/index"
+PATH_KEY = PATH_ANNOTATIONS[0]
+INDEX_KEY = INDEX_ANNOTATIONS[0]
 STDIN_LABEL = "<stdin>"
 DEFAULTED_KINDS = {("trainer.kubeflow.org", "TrainJob"), ("trainer.kubeflow.org", "TrainingRuntime")}
 DEFAULTED_KINDS |= {("", "LimitRange"), ("", "ResourceQuota")}
@@ -212,8 +212,9 @@ def _name_origins(inputs: Inputs, start: int, label: str, keep: bool) -> None:
     rather than the build's document number; the annotation is removed unless the user asked for it."""
     from yaml.nodes import MappingNode
 
+    from ..values.keys import ORIGIN
     from ..yamltext import yamlnodes as yn
-    from .kustomize import ORIGIN, PREVIOUS_KINDS, PREVIOUS_NAMES
+    from .kustomize import PREVIOUS_KINDS, PREVIOUS_NAMES
     from .textitems import DocumentItem
 
     for item in inputs.items[start:]:

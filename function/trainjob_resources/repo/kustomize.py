@@ -35,6 +35,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..krm import trust
+from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP
+from ..values import keys
+from ..values.keys import FUNCTION_ANNOTATIONS, LOCAL_CONFIG
 from .sources import MAX_FOLDER_DEPTH, Reader, RenderError, Root, shown, unreadable
 
 if TYPE_CHECKING:
@@ -46,7 +49,6 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 BASE_FIELDS = ("resources", "bases", "components")
 PLUGIN_FIELDS = ("generators", "transformers", "validators")
 HELM_FIELDS = ("helmCharts", "helmChartInflationGenerator", "helmGlobals")
-FUNCTION_ANNOTATIONS = ("config.kubernetes.io/function", "config.k8s.io/function")
 # kustomize's builtin plugins (apiVersion: builtin): Go code inside kustomize, no process. The Helm
 # one is refused like helmCharts.
 BUILTINS = frozenset(
@@ -73,7 +75,6 @@ BUILTINS = frozenset(
     }
 )
 ORIGIN_OPTION = "originAnnotations"
-ORIGIN = "config.kubernetes.io/origin"
 DEFAULT_TIMEOUT = 60.0
 MAX_STDERR = 64 * 1024
 # What kustomize's loader takes for a remote file or repository before it looks at the disk
@@ -106,15 +107,12 @@ PATH_FIELDS = frozenset({"files", "envs", "env", "path", "patchesstrategicmerge"
 # The same holds for the annotation a kustomization adds (commonAnnotations, patches, in the
 # kustomization or in a component): there the key is renamed in the copies of the kustomizations
 # and of their patch files, as an annotation's key and as a JSON pointer's path to it, never in data.
-LOCAL_CONFIG = "config.kubernetes.io/local-config"
 _POINTER = "/metadata/annotations/" + LOCAL_CONFIG.replace("~", "~0").replace("/", "~1")
 # A plain build keeps no previousNames (kustomize strips its build annotations), so each runtime's
 # name in its file is kept in the build's name mark and turned into the previousNames annotation the
 # function resolves renamed runtimes through, as it does under kustomize.
-PREVIOUS_NAMES = trust.PREVIOUS_NAMES[0]
-PREVIOUS_KINDS = trust.PREVIOUS_KINDS[0]
-RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
-TRAINER_GROUP = "trainer.kubeflow.org"
+PREVIOUS_NAMES = keys.PREVIOUS_NAMES[0]
+PREVIOUS_KINDS = keys.PREVIOUS_KINDS[0]
 
 
 @dataclass(frozen=True)
@@ -127,11 +125,11 @@ class Marks:
 
     @property
     def local(self) -> str:
-        return f"{trust.INTERNAL_PREFIX}local-config.{self.nonce}"
+        return f"{keys.INTERNAL_PREFIX}local-config.{self.nonce}"
 
     @property
     def name(self) -> str:
-        return f"{trust.INTERNAL_PREFIX}name.{self.nonce}"
+        return f"{keys.INTERNAL_PREFIX}name.{self.nonce}"
 
 
 @dataclass

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from yaml.nodes import MappingNode, Node
 
-from ..krm.resource_list import INDEX_ANNOTATIONS, PATH_ANNOTATIONS, Item
+from ..krm.resource_list import Item
+from ..values.keys import INDEX_ANNOTATIONS, PATH_ANNOTATIONS
 from ..yamltext import yamlnodes as yn
 from .kustomize import PREVIOUS_KINDS, PREVIOUS_NAMES
 

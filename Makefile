@@ -24,9 +24,11 @@ example: $(RUN_STAMP)
 	$(BIN)/trainjob-resources < tests/testdata/success/data-loader-64gi/input.yaml
 
 ## Build (or reuse) the local control plane with upstream Kubeflow Trainer, and standalone kustomize
-## and Helm, from Go modules into a cache folder (tests/cluster/README.md). Without Go: a skip, outside CI.
+## and Helm, from Go modules into a cache folder (tests/cluster/README.md), and the YAML oracle
+## (tests/yamloracle/build.sh). Without Go: a skip, outside CI.
 cluster:
 	bash tests/cluster/build.sh
+	bash tests/yamloracle/build.sh
 
 ## Lint, type-check and run the whole test suite.
 test: $(STAMP) cluster

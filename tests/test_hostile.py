@@ -265,16 +265,15 @@ CASES = [
         "an empty !!int key (fuzzer)",
         lambda: bundle(RUNTIME, TRAINJOB.replace("  spec:\n", "  spec:\n    !!int : 1\n", 1)),
         1,
-        "unknown field",
-        items_back=True,
+        "the tag !!int is refused",  # issue 30: a tag that changes how a text reads is refused
     ),
     Case("quantity 1e400", lambda: with_memory("1e400"), None, ""),
     Case(
         "quantity 1.0e+400 (a float overflow)",
         lambda: with_memory("1.0e+400"),
         1,
-        "must be a finite number",
-        items_back=True,
+        # issue 30: PyYAML reads infinity, go-yaml (which cannot parse it as a float64) the string
+        "the plain scalar 1.0e+400 at spec.runtimePatches[0].trainingRuntimeSpec.template.spec",
     ),
     Case("quantity .nan", lambda: with_memory(".nan"), 1, "must be a finite number", items_back=True),
     Case("quantity of 10,000 digits", lambda: with_memory("'" + "9" * 10_000 + "'"), None, ""),
@@ -286,34 +285,31 @@ CASES = [
         "!!binary quantity",
         lambda: with_memory("!!binary aGVsbG8="),
         1,
-        "not a quantity: a quantity is",
-        items_back=True,
+        "the tag !!binary is refused: go-yaml (kubectl, kustomize, Argo CD) decodes it",  # issue 30
     ),
     Case(
         "!!python/object/apply quantity",
         lambda: with_memory("!!python/object/apply:os.system ['exit 3']"),
         1,
-        "must be a string or number",
-        items_back=True,
+        "the tag !!python/object/apply:os.system is refused",  # issue 30
     ),
     Case(
         "!!python/object/apply item",
         lambda: bundle("- !!python/object/apply:os.system ['exit 3']\n"),
         1,
-        "is not a mapping",
-        items_back=True,
+        "the tag !!python/object/apply:os.system is refused",  # issue 30
     ),
     Case(
         "!!python/object/new mapping item",
         lambda: bundle("- !!python/object/new:subprocess.Popen {apiVersion: v1, kind: X, metadata: {name: x}}\n"),
-        0,
-        "",
+        1,
+        "the tag !!python/object/new:subprocess.Popen is refused",  # issue 30
     ),
     Case(
         "!!python/name functionConfig",
         lambda: HEADER + b"functionConfig: !!python/name:os.system {}\n",
         1,
-        "functionConfig must be a v1 ConfigMap",
+        "the tag !!python/name:os.system is refused",  # issue 30
     ),
     Case(
         "merge key inside a TrainJob",
@@ -329,7 +325,7 @@ CASES = [
                 RUNTIME, TRAINJOB.replace("  spec:\n", f"  spec:\n    {key} x: {{suspend: true}}\n", 1)
             ),
             1,
-            "has a YAML merge key (<<) at spec.<<",
+            "the tag !!merge is refused: PyYAML and go-yaml merge differently",  # issue 30: any tag but the core's
         )
         for how, key in [
             ("as !!merge", "!!merge"),

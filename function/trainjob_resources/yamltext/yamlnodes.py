@@ -16,6 +16,8 @@ import yaml
 from yaml._yaml import CParser
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from . import goyaml
+
 STR_TAG = "tag:yaml.org,2002:str"
 MAP_TAG = "tag:yaml.org,2002:map"
 SEQ_TAG = "tag:yaml.org,2002:seq"
@@ -44,6 +46,37 @@ def _plain_tag(value: str) -> str:
     return tag
 
 
+# The texts read the same, as a value and as a key, by PyYAML and go-yaml (goyaml), with their
+# tag; and the others' reasons (as a value, as a key), None where that reading is not disputed.
+_undisputed_tags: dict[str, str] = {}
+_disputed: dict[str, tuple[str | None, str | None]] = {}
+
+
+# go-yaml v3's writer (kyaml's, so kustomize's) writes an empty null in a flow collection as ''
+# (``{name: }`` becomes ``{name: ''}``), which every reader then reads as a string: refused there.
+_FLOW_NULL = (
+    "an empty value in a flow collection is null to kubectl and this function, but kustomize (go-yaml v3) "
+    "writes it back as '' (a string); write null or ''"
+)
+
+
+def _disputes_of(value: str) -> tuple[str | None, str | None] | None:
+    if not value:
+        return None  # disputed in flow collections only (_Composer notes it there)
+    known = _disputed.get(value)
+    if known is not None:
+        return known
+    ours = scalar_value(ScalarNode(_plain_tag(value), value))
+    found = (goyaml.value_dispute(value, ours), goyaml.key_dispute(value, ours))
+    if found == (None, None):
+        if len(_undisputed_tags) < 100_000:
+            _undisputed_tags[value] = _read_tag(value)
+        return None
+    if len(_disputed) < 100_000:
+        _disputed[value] = found
+    return found
+
+
 class _FastResolver:
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         return None
@@ -62,11 +95,59 @@ class _FastResolver:
 
 class _Composer(_FastResolver, CParser):
     """libyaml's composer and nothing else: composing builds no Python values, so the Loader's
-    constructor (set up on every call) is not needed."""
+    constructor (set up on every call) is not needed. It notes each disputed plain scalar it
+    resolves (goyaml), as (text, whether it is a mapping key)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.disputes: list[tuple[str, bool]] = []
+        self._key = self._flow = False
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        # libyaml's composer descends with (the mapping, None) for a key, (the mapping, the key)
+        # for a value, (the sequence, its index) for an entry.
+        self._key = current_index is None and current_node is not None
+        self._flow = current_node is not None and bool(current_node.flow_style)
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is ScalarNode:
+            if implicit[0]:
+                tag = _undisputed_tags.get(value)  # the common case, without a call
+                return tag if tag is not None else self._resolve_plain(value)
+            return STR_TAG
+        return MAP_TAG if kind is MappingNode else SEQ_TAG
+
+    def _resolve_plain(self, value: str) -> str:
+        if not value:
+            if self._flow:
+                self.disputes.append((value, self._key))
+            return NULL_TAG
+        disputes = _disputes_of(value)
+        if disputes is not None and disputes[self._key] is not None:
+            self.disputes.append((value, self._key))
+        return _read_tag(value)
+
+
+def _read_tag(value: str) -> str:
+    """The tag a plain scalar is read with: PyYAML's, but a timestamp is a string (as go-yaml v2
+    decodes one, and kyaml keeps its text), so that it is written back quoted, never tagged."""
+    tag = _plain_tag(value)
+    return STR_TAG if tag == _TIMESTAMP_TAG else tag
 
 
 class _Dumper(_FastResolver, yaml.CSafeDumper):
-    pass
+    """The writer. A text go-yaml reads otherwise than PyYAML (``y``, ``0o17``, ``1e3``) is never
+    written plain: to the emitter it resolves to no tag it has, so a string is quoted."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is ScalarNode and implicit[0] and value not in _undisputed_tags:
+            disputes = _disputes_of(value)
+            if disputes is not None and disputes[0] is not None:
+                return _DISPUTED_TAG
+        return super().resolve(kind, value, implicit)
+
+
+_DISPUTED_TAG = "tag:trainjob-resources.io,2026:disputed"  # no node has it
 
 
 _RESOLVER = yaml.resolver.Resolver()
@@ -81,6 +162,16 @@ class YamlInputError(ValueError):
         super().__init__(message + where)
         self.line = line
         self.column = column
+
+
+class RefusedYamlError(YamlInputError):
+    """YAML that PyYAML and go-yaml read differently (a tag, a directive, a disputed plain scalar):
+    refused, so that the function decides on what kubectl and kustomize read. ``path`` is the field's
+    path in the document, where there is one."""
+
+    def __init__(self, message: str, line: int | None, column: int | None, path: str | None = None) -> None:
+        super().__init__(message, line, column)
+        self.path = path
 
 
 class DuplicateKeyError(ValueError):
@@ -185,6 +276,8 @@ def compose(text: str) -> Node | None:
         if many or _block_depth_bound(text, MAX_DEPTH - flow_depth):
             _exact_bounds(text)
         del encoded
+        if ("!" in text and _MAY_TAG.search(text)) or ("%" in text and _MAY_DIRECTIVE.search(text)):
+            _check_tags(text)
         loader = _Composer(text)
         try:
             node = loader.get_single_node()
@@ -198,9 +291,115 @@ def compose(text: str) -> Node | None:
         raise YamlInputError(f"invalid YAML: {problem}") from None
     except yaml.YAMLError as err:
         raise YamlInputError(f"invalid YAML: {err}") from None
+    if node is not None and loader.disputes:
+        _refuse_disputed(node, set(loader.disputes))
     if node is not None and "&" in text:
         _check_expansion(node)
     return node
+
+
+# A tag starts with ``!`` after a space, a line start or a flow indicator; a directive is a line
+# starting with ``%``. Most texts have neither, and are not parsed twice.
+_MAY_TAG = re.compile(r"(?:^|[\s\[\]{},:])!", re.MULTILINE)
+_MAY_DIRECTIVE = re.compile(r"^%", re.MULTILINE)
+_CORE = "tag:yaml.org,2002:"
+_SCALAR_CORE_TAGS = frozenset(_CORE + name for name in ("int", "float", "bool", "null"))
+_GO_READS = "go-yaml (kubectl, kustomize, Argo CD)"
+_TAG_REASONS = {
+    "binary": f"{_GO_READS} decodes it to the string it encodes, PyYAML to bytes; write the string",
+    "timestamp": "go-yaml v3 (kustomize) reads a time, v2 (kubectl, Argo CD) and PyYAML the text; write the text",
+    "merge": "PyYAML and go-yaml merge differently; write the fields out",
+}
+
+
+def _tag_name(tag: str) -> str:
+    return "!!" + tag.removeprefix(_CORE) if tag.startswith(_CORE) else tag
+
+
+def _check_tags(text: str) -> None:
+    """Refuse a ``%YAML`` or ``%TAG`` directive and any tag but the core schema's: go-yaml reads or
+    writes them otherwise than PyYAML (``!!binary``, ``!!set``, ``!foo``, ``!``: kyaml drops a
+    non-specific tag and reads ``! 12`` as a number). ``!!str`` is allowed anywhere, ``!!map`` and
+    ``!!seq`` on their collections, ``!!int``, ``!!float``, ``!!bool`` and ``!!null`` on a plain
+    scalar that reads so untagged (the tag changes nothing, and the writer drops it)."""
+    for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+        line, column = _position(event.start_mark)
+        if isinstance(event, yaml.DocumentStartEvent) and (event.version or event.tags):
+            directive = "%YAML" if event.version else "%TAG"
+            raise RefusedYamlError(
+                f"the {directive} directive is refused: go-yaml reads a document by its own rules "
+                "(kyaml and sigs.k8s.io/yaml ignore %YAML; tag handles change what a tag means); remove it",
+                line,
+                column,
+            )
+        tag = getattr(event, "tag", None)
+        if tag is None or isinstance(event, yaml.AliasEvent):
+            continue
+        if isinstance(event, yaml.MappingStartEvent) and tag == MAP_TAG:
+            continue
+        if isinstance(event, yaml.SequenceStartEvent) and tag == SEQ_TAG:
+            continue
+        if isinstance(event, yaml.ScalarEvent):
+            if tag == STR_TAG:
+                continue
+            if (
+                tag in _SCALAR_CORE_TAGS
+                and not event.style
+                and _plain_tag(event.value) == tag
+                and _disputes_of(event.value) is None
+            ):
+                continue  # the text reads so anyway, to every reader
+        reason = _TAG_REASONS.get(tag.removeprefix(_CORE)) if tag.startswith(_CORE) else None
+        if reason is None and tag in _SCALAR_CORE_TAGS:
+            reason = (
+                "go-yaml and PyYAML convert a tagged text differently, and the tag would be written out; "
+                "write the value plainly"
+            )
+        if reason is None:
+            reason = f"{_GO_READS} does not read it as PyYAML does; write the value plainly"
+        raise RefusedYamlError(f"the tag {_tag_name(tag)} is refused: {reason}", line, column)
+
+
+def _refuse_disputed(root: Node, disputes: set[tuple[str, bool]]) -> None:
+    """Raise for the first plain scalar of ``disputes`` (text, is a key) in document order."""
+    found: list[tuple[int, int, str, ScalarNode, bool]] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, str, bool]] = [(root, "", False)]
+    while stack:
+        node, path, in_flow = stack.pop()
+        if isinstance(node, ScalarNode):
+            if not node.style and (node.value, False) in disputes and (node.value or in_flow):
+                found.append((node.start_mark.line, node.start_mark.column, path, node, False))
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        flow = bool(getattr(node, "flow_style", False))
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                name = key.value if isinstance(key, ScalarNode) else "?"
+                disputed = isinstance(key, ScalarNode) and not key.style and (key.value, True) in disputes
+                if disputed and (key.value or flow):
+                    found.append((key.start_mark.line, key.start_mark.column, _join(path, str(name)), key, True))
+                stack.append((key, path, flow))
+                stack.append((value, _join(path, str(name)), flow))
+        elif isinstance(node, SequenceNode):
+            stack.extend((v, f"{path}[{i}]", flow) for i, v in enumerate(node.value))
+    if not found:
+        return
+    line, column, path, scalar_node, is_key = min(found, key=lambda f: (f[0], f[1]))
+    at = f" at {path}" if path else ""
+    if not scalar_node.value:
+        raise RefusedYamlError(f"the empty value{at} is refused: {_FLOW_NULL}", line + 1, column + 1, path or None)
+    reasons = _disputes_of(scalar_node.value)
+    assert reasons is not None
+    what = "mapping key" if is_key else "plain scalar"
+    raise RefusedYamlError(
+        f"the {what} {scalar_node.value}{at} is refused: {reasons[is_key]}; quote it",
+        line + 1,
+        column + 1,
+        path or None,
+    )
 
 
 def _check_expansion(root: Node) -> None:
@@ -261,7 +460,7 @@ def check_duplicate_keys(root: Node, collections: Iterable[Node] | None = None) 
             continue
         seen.add(id(node))
         if isinstance(node, MappingNode):
-            keys: set[tuple[str, str]] = set()
+            keys: set[str] = set()
             if len({k.value for k, _ in node.value if isinstance(k, ScalarNode)}) == len(node.value):
                 stack.extend(
                     (v, _join(path, k.value)) for k, v in node.value if isinstance(v, MappingNode | SequenceNode)
@@ -271,7 +470,9 @@ def check_duplicate_keys(root: Node, collections: Iterable[Node] | None = None) 
                 if isinstance(key, ScalarNode):
                     if key.tag == MERGE_TAG:
                         continue
-                    ident = (key.tag, key.value)
+                    # By text: ``1`` and ``"1"`` are one key to sigs.k8s.io/yaml and kyaml (and to
+                    # ``get``); a key whose text is not its JSON name is refused when composed.
+                    ident = key.value
                     if ident in keys:
                         raise DuplicateKeyError(key.value, _join(path, key.value), key.start_mark.line + 1)
                     keys.add(ident)

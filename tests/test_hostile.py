@@ -535,3 +535,69 @@ def test_items_sharing_an_anchor_are_edited_independently() -> None:
     assert "runtimePatches" not in trainjobs[1]["spec"] or all(
         "resources" not in json.dumps(p) for p in trainjobs[1]["spec"]["runtimePatches"]
     )
+
+
+# One reading of YAML (issue 30), in KRM mode: a tag, a directive or a plain scalar that go-yaml (kpt,
+# kustomize, kubectl) reads otherwise is refused with its line, wherever it sits: in the TrainJob (read
+# lazily or not), the runtime, another item, the functionConfig or the ResourceList itself.
+
+BINARY_TAGS = {"short": "!!binary", "verbatim": "!<tag:yaml.org,2002:binary>"}
+KRM_FIELDS: dict[str, Callable[[str], bytes]] = {
+    "runtimeRef.name": lambda tag: bundle(RUNTIME, TRAINJOB.replace("name: torch", f"name: {tag} dG9yY2g=", 1)),
+    "kind": lambda tag: bundle(RUNTIME, TRAINJOB.replace("kind: TrainJob", f"kind: {tag} VHJhaW5Kb2I=", 1)),
+    "memory": lambda tag: with_memory(f"{tag} MWdp"),
+    "runtime name": lambda tag: bundle(RUNTIME.replace("name: torch", f"name: {tag} dG9yY2g=", 1), TRAINJOB),
+    "another item": lambda tag: bundle(RUNTIME, TRAINJOB, CONFIG_MAP.replace("name: ", f"name: {tag} ", 1)),
+    "functionConfig": lambda tag: (
+        HEADER
+        + f"functionConfig: {{kind: ConfigMap, data: {tag} e30=}}\n".encode()
+        + b"items:\n"
+        + (RUNTIME + TRAINJOB).encode()
+    ),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(BINARY_TAGS))
+@pytest.mark.parametrize("field", sorted(KRM_FIELDS))
+def test_a_binary_tag_is_refused_in_krm_mode(field: str, spelling: str) -> None:
+    data = KRM_FIELDS[field](BINARY_TAGS[spelling])
+    assert BINARY_TAGS[spelling].encode() in data
+    code, stdout, stderr = run_function(data)
+    assert_sane(code, stdout, stderr)
+    assert code == 1, stderr
+    assert "the tag !!binary is refused: go-yaml (kubectl, kustomize, Argo CD) decodes it" in stderr, stderr
+    assert "(line " in stderr, stderr
+
+
+@pytest.mark.parametrize("directive", ["%YAML 1.1\n---\n", "%TAG !e! tag:yaml.org,2002:\n---\n"])
+def test_a_directive_is_refused_in_krm_mode(directive: str) -> None:
+    code, stdout, stderr = run_function(directive.encode() + bundle(RUNTIME, TRAINJOB))
+    assert_sane(code, stdout, stderr)
+    assert code == 1 and f"the {directive.split()[0]} directive is refused" in stderr, stderr
+
+
+# Plain scalars with two readings, as each would sit in a TrainJob's override (a quantity), its
+# runtimeRef (a name) and its metadata (a label value).
+DISPUTED = ["1:30", "190:20:30", "0o17", "0B101", "1e3", "1.0e3", "+.5", "08", "y", "N", "yes", "On", "OFF"]
+
+
+@pytest.mark.parametrize("text", DISPUTED)
+@pytest.mark.parametrize("where", ["memory", "runtimeRef.name", "label"])
+def test_a_yaml_1_1_form_is_refused_in_krm_mode(text: str, where: str) -> None:
+    if where == "memory":
+        data = with_memory(text)
+    elif where == "runtimeRef.name":
+        data = bundle(RUNTIME, TRAINJOB.replace("name: torch", f"name: {text}", 1))
+    else:
+        data = bundle(RUNTIME, TRAINJOB.replace("  name: tj\n", f"  name: tj\n    labels: {{team: {text}}}\n", 1))
+    code, stdout, stderr = run_function(data)
+    assert_sane(code, stdout, stderr)
+    assert code == 1 and f"the plain scalar {text} at " in stderr and "is refused" in stderr, stderr
+
+
+@pytest.mark.parametrize("text", DISPUTED)
+def test_a_yaml_1_1_form_quoted_is_read_as_the_string(text: str) -> None:
+    """The refusal's advice holds: quoted, the same text is a string to every reader."""
+    code, stdout, stderr = run_function(with_memory(f"'{text}'"))
+    assert_sane(code, stdout, stderr)
+    assert "is refused" not in stderr, stderr

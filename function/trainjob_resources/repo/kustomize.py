@@ -534,12 +534,16 @@ def _parse_all(reader: Reader, real: str, label: str) -> list[Node]:
     reader.kept[real] = data  # copied for kustomize from here, not read again
     out: list[Node] = []
     try:
-        for _, chunk in split_documents(yn.decode(data)):
-            node = yn.compose(chunk)
-            if node is not None and not yn.is_null(node):
-                out.append(node)
+        text = yn.decode(data)
     except yn.YamlInputError as err:
         raise RenderError(f"{shown(label)}: {err}") from None
+    for first, chunk in split_documents(text):
+        try:
+            node = yn.compose(chunk)
+        except yn.YamlInputError as err:
+            raise RenderError(f"{shown(label)}: {err.moved(first)}") from None
+        if node is not None and not yn.is_null(node):
+            out.append(node)
     return out
 
 

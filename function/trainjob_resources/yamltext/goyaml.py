@@ -37,6 +37,9 @@ MERGE = "<<"  # a merge key in both (resolve.go's resolveMapList); refused where
 # resolve.go's resolveTable: only a text starting with one of these is looked up or tried as a number.
 _WORD_START = frozenset("yYnNtTfFoO~")
 _NUMBER_START = frozenset("+-0123456789")
+# A text starting otherwise is a string to go-yaml v2 and v3 (and, unless PyYAML's resolver says
+# otherwise, to this function): no reading to compare.
+MAY_RESOLVE = _WORD_START | _NUMBER_START | {"."}
 
 # resolve.go's yamlStyleFloat, tried (with strconv.ParseFloat) on the text less its underscores.
 _YAML_STYLE_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")

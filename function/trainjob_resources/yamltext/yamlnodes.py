@@ -66,15 +66,23 @@ def _disputes_of(value: str) -> tuple[str | None, str | None] | None:
     known = _disputed.get(value)
     if known is not None:
         return known
-    ours = scalar_value(ScalarNode(_plain_tag(value), value))
-    found = (goyaml.value_dispute(value, ours), goyaml.key_dispute(value, ours))
-    if found == (None, None):
+    if value[0] not in goyaml.MAY_RESOLVE and _plain_tag(value) == STR_TAG:
+        found: tuple[str | None, str | None] | None = None  # a string to every reader: most names
+    else:
+        found = _disputes_computed(value)
+    if found is None:
         if len(_undisputed_tags) < 100_000:
             _undisputed_tags[value] = _read_tag(value)
         return None
     if len(_disputed) < 100_000:
         _disputed[value] = found
     return found
+
+
+def _disputes_computed(value: str) -> tuple[str | None, str | None] | None:
+    ours = scalar_value(ScalarNode(_plain_tag(value), value))
+    found = (goyaml.value_dispute(value, ours), goyaml.key_dispute(value, ours))
+    return None if found == (None, None) else found
 
 
 class _FastResolver:
@@ -101,13 +109,13 @@ class _Composer(_FastResolver, CParser):
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self.disputes: list[tuple[str, bool]] = []
-        self._key = self._flow = False
+        self._at: tuple[Any, Any] = (None, None)
 
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         # libyaml's composer descends with (the mapping, None) for a key, (the mapping, the key)
-        # for a value, (the sequence, its index) for an entry.
-        self._key = current_index is None and current_node is not None
-        self._flow = current_node is not None and bool(current_node.flow_style)
+        # for a value, (the sequence, its index) for an entry; kept as given (read only for the
+        # few plain scalars that are disputed, or empty).
+        self._at = (current_node, current_index)
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
         if kind is ScalarNode:
@@ -118,13 +126,15 @@ class _Composer(_FastResolver, CParser):
         return MAP_TAG if kind is MappingNode else SEQ_TAG
 
     def _resolve_plain(self, value: str) -> str:
+        parent, index = self._at
+        key = index is None and parent is not None
         if not value:
-            if self._flow:
-                self.disputes.append((value, self._key))
+            if parent is not None and parent.flow_style:
+                self.disputes.append((value, key))
             return NULL_TAG
         disputes = _disputes_of(value)
-        if disputes is not None and disputes[self._key] is not None:
-            self.disputes.append((value, self._key))
+        if disputes is not None and disputes[key] is not None:
+            self.disputes.append((value, key))
         return _read_tag(value)
 
 
@@ -160,8 +170,15 @@ class YamlInputError(ValueError):
     def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
         where = f" (line {line}, column {column})" if line is not None else ""
         super().__init__(message + where)
+        self.message = message
         self.line = line
         self.column = column
+
+    def moved(self, lines: int) -> YamlInputError:
+        """The same error for a text that starts ``lines`` lines into its file."""
+        if self.line is None or not lines:
+            return self
+        return YamlInputError(self.message, self.line + lines, self.column)
 
 
 class RefusedYamlError(YamlInputError):

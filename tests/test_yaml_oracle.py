@@ -363,6 +363,16 @@ REGRESSIONS: list[str] = [
     "k: {a: }\n",
 ]
 
+# And those the function reads, where it once read or wrote them otherwise than go-yaml.
+READ_REGRESSIONS: list[str] = [
+    'k: !!bool "false"\n',  # written back as ! 'false', a string
+    'k: [!!null "null", !!int "5"]\n',
+    'k: !!null ""\nj: [!!null "", 1]\n',  # PyYAML's default_style='"' writes None so
+    "k: .5_0\n",  # Go's ParseFloat takes an underscore between digits: 0.5 to every reader
+    "2.5: k\n",  # sigs.k8s.io/yaml names a float key with FormatFloat(f, 'g', -1, 32): "2.5"
+    "k: 2001-12-14\n",  # a string to v2 and here; kyaml's node keeps the text
+]
+
 
 def test_most_documents_are_read(oracle: Path) -> None:
     """The property is not met by refusing: most generated documents are read (and so compared)."""
@@ -377,14 +387,20 @@ def test_most_documents_are_read(oracle: Path) -> None:
     assert read > len(batch) * 0.3, f"only {read} of {len(batch)} documents read"
 
 
-@pytest.mark.parametrize("text", REGRESSIONS)
+@pytest.mark.parametrize("text", REGRESSIONS + READ_REGRESSIONS)
 def test_regressions(oracle: Path, text: str) -> None:
     check_batch(oracle, [text])
+
+
+def test_the_read_regressions_are_read() -> None:
+    for text in READ_REGRESSIONS:
+        function_reading(text)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.integers(0, 2**64))
 @example(seed=217232)  # .9_9e84: Go reads a float (underscores between digits)
+@example(seed=30025)  # !!bool "false", accepted, was written back as ! 'false' (a string)
 @example(seed=20787)  # keys 2 and "2": one name to go-yaml, two to the function
 @example(seed=10037)  # a key .nan: the function named it nan
 @example(seed=0)  # and the seed of every batch that failed (its documents are in REGRESSIONS too):

@@ -338,9 +338,18 @@ def _check_tags(text: str) -> None:
     writes them otherwise than PyYAML (``!!binary``, ``!!set``, ``!foo``, ``!``: kyaml drops a
     non-specific tag and reads ``! 12`` as a number). ``!!str`` is allowed anywhere, ``!!map`` and
     ``!!seq`` on their collections, ``!!int``, ``!!float``, ``!!bool`` and ``!!null`` on a plain
-    scalar that reads so untagged (the tag changes nothing, and the writer drops it)."""
+    scalar, quoted or not, whose text every reader reads as that kind and value (_core_tag_agrees)."""
+    expecting_key: list[bool | None] = []  # per open collection: a mapping's next node is a key; None: a sequence
     for event in yaml.parse(text, Loader=yaml.CSafeLoader):
         line, column = _position(event.start_mark)
+        is_key = False
+        if isinstance(event, yaml.NodeEvent) and expecting_key and expecting_key[-1] is not None:
+            is_key = bool(expecting_key[-1])
+            expecting_key[-1] = not is_key
+        if isinstance(event, yaml.CollectionStartEvent):
+            expecting_key.append(True if isinstance(event, yaml.MappingStartEvent) else None)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            expecting_key.pop()
         if isinstance(event, yaml.DocumentStartEvent) and (event.version or event.tags):
             directive = "%YAML" if event.version else "%TAG"
             raise RefusedYamlError(
@@ -359,13 +368,8 @@ def _check_tags(text: str) -> None:
         if isinstance(event, yaml.ScalarEvent):
             if tag == STR_TAG:
                 continue
-            if (
-                tag in _SCALAR_CORE_TAGS
-                and not event.style
-                and _plain_tag(event.value) == tag
-                and _disputes_of(event.value) is None
-            ):
-                continue  # the text reads so anyway, to every reader
+            if tag in _SCALAR_CORE_TAGS and _core_tag_agrees(tag, event.value, is_key):
+                continue
         reason = _TAG_REASONS.get(tag.removeprefix(_CORE)) if tag.startswith(_CORE) else None
         if reason is None and tag in _SCALAR_CORE_TAGS:
             reason = (
@@ -375,6 +379,27 @@ def _check_tags(text: str) -> None:
         if reason is None:
             reason = f"{_GO_READS} does not read it as PyYAML does; write the value plainly"
         raise RefusedYamlError(f"the tag {_tag_name(tag)} is refused: {reason}", line, column)
+
+
+_CORE_KINDS = {"int": (int,), "float": (int, float), "bool": (bool,), "null": (type(None),)}
+
+
+def _core_tag_agrees(tag: str, text: str, is_key: bool) -> bool:
+    """Whether ``!!int``, ``!!float``, ``!!bool`` or ``!!null`` on ``text`` (quoted or not) gives one
+    value to every reader: go-yaml resolves the text as if plain and requires the tag's kind (an
+    integer for ``!!float``: resolve.go), PyYAML constructs the tag's kind from the text. ``!!int "5"``
+    (PyYAML's own ``default_style='"'`` writes it) is 5 to all; ``!!int 0o17``, ``!!bool yes`` and
+    ``!!int ""`` are not."""
+    if not text:
+        return tag == NULL_TAG  # !!null "": null to every reader; !!int "" is null to go-yaml, an error to kubectl
+    disputes = _disputes_of(text)
+    if disputes is not None and disputes[is_key] is not None:
+        return False
+    theirs = goyaml.v2_value(text)
+    kinds = _CORE_KINDS[tag.removeprefix(_CORE)]
+    if not isinstance(theirs, kinds) or (isinstance(theirs, bool) and bool not in kinds):
+        return False
+    return goyaml.same(scalar_value(ScalarNode(tag, text)), theirs)
 
 
 def _refuse_disputed(root: Node, disputes: set[tuple[str, bool]]) -> None:
@@ -859,9 +884,29 @@ def _copy(node: Node, memo: dict[int, Node], keep_marks: bool) -> Node:
 def serialize(node: Node) -> str:
     """Block YAML the way kyaml writes it: two-space indent, no line folding, unicode kept."""
     text = _serialize(node)
-    if "! ''" in text and _spell_flow_nulls(node):
+    if "! " in text and (_spell_flow_nulls(node) | _plain_typed_scalars(node)):
         text = _serialize(node)
     return text
+
+
+def _plain_typed_scalars(root: Node) -> bool:
+    """Write plain a quoted scalar whose tag its plain text resolves to (``!!int "5"``, which the
+    reader accepts): libyaml writes one as ``! '5'``, the non-specific tag, which reads as a string."""
+    changed = False
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            if node.style and node.tag != STR_TAG and _plain_tag(node.value) == node.tag:
+                node.style = None
+                changed = True
+            continue
+        stack.extend(_children(node))
+    return changed
 
 
 def _serialize(node: Node) -> str:

@@ -21,6 +21,7 @@ import math
 import os
 import random
 import re
+import string
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -183,6 +184,7 @@ BENIGN = (
     "64Gi", "500m", "2", "1.5", "true", "v1", "hello world", "a-b_c", "null", "0", "trainer.kubeflow.org/v1alpha1",
 )  # fmt: skip
 _NUMBER_PARTS = "0123456789_"
+_ANY_TEXT = string.printable + "é€\u00a0\u2028\ufeff\U0001f600\x00\x1b"
 
 
 def _numberish(rng: random.Random) -> str:
@@ -247,6 +249,8 @@ class Grammar:
     def scalar(self, key: bool = False) -> str:
         rng = self.rng
         pick = rng.random()
+        if pick < 0.05:  # any text, double-quoted with JSON's escapes (YAML's are a superset)
+            return json.dumps("".join(rng.choice(_ANY_TEXT) for _ in range(rng.randint(0, 12))), ensure_ascii=False)
         text = rng.choice(TRICKY) if pick < 0.35 else _numberish(rng) if pick < 0.7 else rng.choice(BENIGN)
         style = rng.choice(("plain", "plain", "plain", "'", '"'))
         written = text if style == "plain" else _quoted(text, style)
@@ -322,7 +326,7 @@ def _entry(head: str, child: Any, indent: int, rng: random.Random) -> list[str]:
     if child[0] == "anchor":
         anchor, child = f" &{child[1]}", child[2]
     if child[0] in ("scalar", "alias") or not child[1] or rng.random() < 0.3:
-        return [f"{head}{anchor} {flow(child)}"]
+        return [f"{head}{anchor} {flow(child)}" + ("  # a comment" if rng.random() < 0.05 else "")]
     if child[0] == "map":
         return [f"{head}{anchor}", *block(child, indent + 2, rng)]
     lines = [f"{head}{anchor}"]
@@ -358,6 +362,7 @@ REGRESSIONS: list[str] = [
     "True: k\n",
     "k: {p: 2, <<: {p: 1}}\n",
     ".nan: {}\n",
+    "{!!float 7: x}\n",
     '2: {x: 1}\n"2": null\n',
     "null: k\n",
     "k: {a: }\n",
@@ -400,6 +405,7 @@ def test_the_read_regressions_are_read() -> None:
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.integers(0, 2**64))
 @example(seed=217232)  # .9_9e84: Go reads a float (underscores between digits)
+@example(seed=40218)  # a key !!float 7: "7.0" to the function's JSON, "7" to go-yaml
 @example(seed=30025)  # !!bool "false", accepted, was written back as ! 'false' (a string)
 @example(seed=20787)  # keys 2 and "2": one name to go-yaml, two to the function
 @example(seed=10037)  # a key .nan: the function named it nan

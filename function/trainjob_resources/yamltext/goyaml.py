@@ -186,7 +186,7 @@ def json_key(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _python_key(value: Any) -> str:
+def python_key(value: Any) -> str:
     """The name json.dumps gives the key this function read as ``value``."""
     if isinstance(value, bool) or value is None:
         return "true" if value else "false" if value is not None else "null"
@@ -228,7 +228,7 @@ def key_dispute(text: str, ours: Any) -> str | None:
     if dispute is not None:
         return dispute
     v2 = v2_value(text)
-    if isinstance(v2, str) or (text == json_key(v2) and text == _python_key(ours)):
+    if isinstance(v2, str) or (text == json_key(v2) and text == python_key(ours)):
         return None
     written = json_key(v2) or "no name (it refuses the key)"
     return (

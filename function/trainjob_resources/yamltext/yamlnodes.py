@@ -399,7 +399,11 @@ def _core_tag_agrees(tag: str, text: str, is_key: bool) -> bool:
     kinds = _CORE_KINDS[tag.removeprefix(_CORE)]
     if not isinstance(theirs, kinds) or (isinstance(theirs, bool) and bool not in kinds):
         return False
-    return goyaml.same(scalar_value(ScalarNode(tag, text)), theirs)
+    ours = scalar_value(ScalarNode(tag, text))
+    if is_key:  # a key's names (json.dumps's of ours, sigs.k8s.io/yaml's of theirs) must be its text
+        converted = float(theirs) if tag.endswith(":float") and theirs is not None else theirs
+        return goyaml.json_key(converted) == text and goyaml.python_key(ours) == text
+    return goyaml.same(ours, theirs)
 
 
 def _refuse_disputed(root: Node, disputes: set[tuple[str, bool]]) -> None:

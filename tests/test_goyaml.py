@@ -106,3 +106,18 @@ def test_the_writer_quotes_what_go_yaml_would_read_otherwise() -> None:
     assert yn.serialize(node) == "a: 'y'\nb: '0o17'\nc: '1e3'\nd: '2001-12-14'\n"
     plain = yn.MappingNode(yn.MAP_TAG, [(yn.text_node("k"), yn.ScalarNode(yn.STR_TAG, "y"))])
     assert yn.serialize(plain) == "k: 'y'\n"  # quoted, where PyYAML's writer alone wrote it plain
+
+
+def test_a_folded_block_scalar_kyaml_writes_back_otherwise_is_refused() -> None:
+    """kyaml's writer (go-yaml v3) added a line break to ``>`` scalars of several lines (the oracle
+    found it: kustomize would apply another string than the one checked); one line is kept."""
+    assert yn.to_python(yn.compose("k: >-\n  one long\n  line\n")) == {"k": "one long line"}
+    for text in ("k: >-\n  a\n    more\n", "k: >+\n  x\n\nc: 1\n", "k: >\n  a\n\n  b\n"):
+        with pytest.raises(yn.RefusedYamlError, match=r"the folded block scalar \(>\) at k is refused"):
+            yn.compose(text)
+
+
+def test_an_empty_key_is_refused() -> None:
+    for text in ("k:\n  &a : v\n", "{? : v}\n", 'k: {!!null "": v}\n'):
+        with pytest.raises(yn.RefusedYamlError, match=r"empty mapping key|the tag !!null"):
+            yn.compose(text)

@@ -325,6 +325,11 @@ def _entry(head: str, child: Any, indent: int, rng: random.Random) -> list[str]:
     anchor = ""
     if child[0] == "anchor":
         anchor, child = f" &{child[1]}", child[2]
+    if child[0] == "scalar" and rng.random() < 0.05:  # a block scalar, any chomping, any folding
+        body = [rng.choice(("text", "  more", "", "a: b", "# no comment", "- x", "tab\tbed")) for _ in range(3)]
+        indicator = rng.choice(("|", "|-", "|+", ">", ">-", ">+", "|2"))
+        pad = " " * (indent + 2)
+        return [f"{head}{anchor} {indicator}", *(pad + line if line else "" for line in body)]
     if child[0] in ("scalar", "alias") or not child[1] or rng.random() < 0.3:
         return [f"{head}{anchor} {flow(child)}" + ("  # a comment" if rng.random() < 0.05 else "")]
     if child[0] == "map":
@@ -363,6 +368,10 @@ REGRESSIONS: list[str] = [
     "k: {p: 2, <<: {p: 1}}\n",
     ".nan: {}\n",
     "{!!float 7: x}\n",
+    "k:\n  &a : v\n",
+    'k: {!!null "": v}\n',
+    "a: >-\n  # no comment\n  a: b\n    more\n",
+    "b: >+\n  x\n\nc: 1\n",
     '2: {x: 1}\n"2": null\n',
     "null: k\n",
     "k: {a: }\n",
@@ -405,6 +414,9 @@ def test_the_read_regressions_are_read() -> None:
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.integers(0, 2**64))
 @example(seed=217232)  # .9_9e84: Go reads a float (underscores between digits)
+@example(seed=51361)  # a key !!null "": accepted, then written as null
+@example(seed=50491)  # an empty key: null here, '' to kyaml
+@example(seed=50001)  # a folded block scalar of several lines: kyaml writes it back as another string
 @example(seed=40218)  # a key !!float 7: "7.0" to the function's JSON, "7" to go-yaml
 @example(seed=30025)  # !!bool "false", accepted, was written back as ! 'false' (a string)
 @example(seed=20787)  # keys 2 and "2": one name to go-yaml, two to the function

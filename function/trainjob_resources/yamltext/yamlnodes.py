@@ -60,6 +60,12 @@ _FLOW_NULL = (
 )
 
 
+_NULL_KEY = (
+    "an empty key is null to this function, has no name to sigs.k8s.io/yaml (kubectl refuses it) and is '' "
+    "to kustomize; name the key"
+)
+
+
 def _disputes_of(value: str) -> tuple[str | None, str | None] | None:
     if not value:
         return None  # disputed in flow collections only (_Composer notes it there)
@@ -129,7 +135,7 @@ class _Composer(_FastResolver, CParser):
         parent, index = self._at
         key = index is None and parent is not None
         if not value:
-            if parent is not None and parent.flow_style:
+            if key or (parent is not None and parent.flow_style):
                 self.disputes.append((value, key))
             return NULL_TAG
         disputes = _disputes_of(value)
@@ -310,6 +316,8 @@ def compose(text: str) -> Node | None:
         raise YamlInputError(f"invalid YAML: {err}") from None
     if node is not None and loader.disputes:
         _refuse_disputed(node, set(loader.disputes))
+    if node is not None and ">" in text and _MAY_FOLD.search(text):
+        _refuse_changing_folds(node)
     if node is not None and "&" in text:
         _check_expansion(node)
     return node
@@ -391,7 +399,8 @@ def _core_tag_agrees(tag: str, text: str, is_key: bool) -> bool:
     (PyYAML's own ``default_style='"'`` writes it) is 5 to all; ``!!int 0o17``, ``!!bool yes`` and
     ``!!int ""`` are not."""
     if not text:
-        return tag == NULL_TAG  # !!null "": null to every reader; !!int "" is null to go-yaml, an error to kubectl
+        # !!null "": null to every reader (but no key: see _NULL_KEY); !!int "" is null to go-yaml
+        return tag == NULL_TAG and not is_key
     disputes = _disputes_of(text)
     if disputes is not None and disputes[is_key] is not None:
         return False
@@ -404,6 +413,42 @@ def _core_tag_agrees(tag: str, text: str, is_key: bool) -> bool:
         converted = float(theirs) if tag.endswith(":float") and theirs is not None else theirs
         return goyaml.json_key(converted) == text and goyaml.python_key(ours) == text
     return goyaml.same(ours, theirs)
+
+
+# A folded block scalar's indicator: ``>`` (chomping, indentation), at a line's end or before a comment.
+_MAY_FOLD = re.compile(r"(?:^|[ \t])>[-+0-9]*[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+
+
+def _refuse_changing_folds(root: Node) -> None:
+    """Refuse a folded block scalar (``>``) of more than one line: go-yaml v3's writer, which kustomize
+    writes every object with, writes such a value back as another string (a line break added before a
+    more-indented line or after kept blank lines: found by tests/test_yaml_oracle.py), so what kubectl
+    gets from kustomize is not what was checked. A one-line fold, the common case, is kept."""
+    seen: set[int] = set()
+    stack: list[tuple[Node, str]] = [(root, "")]
+    found: list[tuple[int, int, str]] = []
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            if node.style == ">" and "\n" in node.value[:-1]:
+                found.append((node.start_mark.line, node.start_mark.column, path))
+        elif isinstance(node, MappingNode):
+            stack.extend((v, _join(path, str(k.value) if isinstance(k, ScalarNode) else "?")) for k, v in node.value)
+        elif isinstance(node, SequenceNode):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node.value))
+    if found:
+        line, column, path = min(found)
+        at = f" at {path}" if path else ""
+        raise RefusedYamlError(
+            f"the folded block scalar (>){at} is refused: it has line breaks, which kustomize (go-yaml v3) "
+            "writes back as another string; write it as a literal block (|) or quoted",
+            line + 1,
+            column + 1,
+            path or None,
+        )
 
 
 def _refuse_disputed(root: Node, disputes: set[tuple[str, bool]]) -> None:
@@ -425,7 +470,7 @@ def _refuse_disputed(root: Node, disputes: set[tuple[str, bool]]) -> None:
             for key, value in node.value:
                 name = key.value if isinstance(key, ScalarNode) else "?"
                 disputed = isinstance(key, ScalarNode) and not key.style and (key.value, True) in disputes
-                if disputed and (key.value or flow):
+                if disputed:
                     found.append((key.start_mark.line, key.start_mark.column, _join(path, str(name)), key, True))
                 stack.append((key, path, flow))
                 stack.append((value, _join(path, str(name)), flow))
@@ -436,7 +481,9 @@ def _refuse_disputed(root: Node, disputes: set[tuple[str, bool]]) -> None:
     line, column, path, scalar_node, is_key = min(found, key=lambda f: (f[0], f[1]))
     at = f" at {path}" if path else ""
     if not scalar_node.value:
-        raise RefusedYamlError(f"the empty value{at} is refused: {_FLOW_NULL}", line + 1, column + 1, path or None)
+        reason = _NULL_KEY if is_key else _FLOW_NULL
+        what = "empty mapping key" if is_key else "empty value"
+        raise RefusedYamlError(f"the {what}{at} is refused: {reason}", line + 1, column + 1, path or None)
     reasons = _disputes_of(scalar_node.value)
     assert reasons is not None
     what = "mapping key" if is_key else "plain scalar"

@@ -419,26 +419,32 @@ def _core_tag_agrees(tag: str, text: str, is_key: bool) -> bool:
 _MAY_FOLD = re.compile(r"(?:^|[ \t])>[-+0-9]*[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 
 
-def _refuse_changing_folds(root: Node) -> None:
-    """Refuse a folded block scalar (``>``) of more than one line: go-yaml v3's writer, which kustomize
-    writes every object with, writes such a value back as another string (a line break added before a
-    more-indented line or after kept blank lines: found by tests/test_yaml_oracle.py), so what kubectl
-    gets from kustomize is not what was checked. A one-line fold, the common case, is kept."""
+def _values_with_paths(root: Node) -> Iterator[tuple[Node, str]]:
+    """Every node below ``root`` that is a value (no key), once, with its field path."""
     seen: set[int] = set()
     stack: list[tuple[Node, str]] = [(root, "")]
-    found: list[tuple[int, int, str]] = []
     while stack:
         node, path = stack.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, ScalarNode):
-            if node.style == ">" and "\n" in node.value[:-1]:
-                found.append((node.start_mark.line, node.start_mark.column, path))
-        elif isinstance(node, MappingNode):
+        yield node, path
+        if isinstance(node, MappingNode):
             stack.extend((v, _join(path, str(k.value) if isinstance(k, ScalarNode) else "?")) for k, v in node.value)
         elif isinstance(node, SequenceNode):
             stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node.value))
+
+
+def _refuse_changing_folds(root: Node) -> None:
+    """Refuse a folded block scalar (``>``) of more than one line: go-yaml v3's writer, which kustomize
+    writes every object with, writes such a value back as another string (a line break added before a
+    more-indented line or after kept blank lines: found by tests/test_yaml_oracle.py), so what kubectl
+    gets from kustomize is not what was checked. A one-line fold, the common case, is kept."""
+    found = [
+        (node.start_mark.line, node.start_mark.column, path)
+        for node, path in _values_with_paths(root)
+        if isinstance(node, ScalarNode) and node.style == ">" and "\n" in node.value[:-1]
+    ]
     if found:
         line, column, path = min(found)
         at = f" at {path}" if path else ""

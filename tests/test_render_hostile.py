@@ -1143,3 +1143,15 @@ def test_a_yaml_1_1_form_in_a_kustomization_field_is_refused(repo: Path, text: s
     out = render(repo / "app")
     assert (out.code, out.stdout) == (1, ""), out
     assert f"kustomization.yaml: the plain scalar {text} at namePrefix is refused" in out.stderr, out
+
+
+def test_a_tagged_inline_plugin_config_is_refused(repo: Path) -> None:
+    """An inline transformer config is YAML in a string: its tags are refused as a file's are."""
+    kustomization(
+        repo / "app",
+        "transformers:\n- |\n  apiVersion: builtin\n  kind: PrefixSuffixTransformer\n  metadata: {name: p}\n"
+        f"  prefix: !!binary {_b64('../x-')}\n",
+    )
+    out = render(repo / "app")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "transformers[0]: an inline config: the tag !!binary is refused" in out.stderr, out

@@ -18,8 +18,8 @@ from trainjob_resources.yamltext import yamlnodes as yn
 from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode
 
 PLAIN_KEYS = ["a", "b", "c", "d", "e", "'f'", '"g"', "!!str h"]
-# No null key, plain y or n, or local tag: compose refuses them (go-yaml reads them otherwise).
-KEYS = ["a", "b", "c", "'a'", '"b"', "1", "true", "'null'", "!!str c", "2001-12-14", "? [k]", "<<"]
+# No null key, plain y or n, local tag, or true beside 1 (one key to Python): compose refuses them.
+KEYS = ["a", "b", "c", "'a'", '"b"', "1", "false", "'null'", "!!str c", "2001-12-14", "? [k]", "<<"]
 SCALARS = ["x", "1", "1.5", "true", "null", "~", "'s'", '"t"', "2001-12-14", "0x1F", "-.inf", "''", "!!int 7"]
 SCALARS += ["!!str z"]
 

@@ -368,6 +368,7 @@ REGRESSIONS: list[str] = [
     "k: {p: 2, <<: {p: 1}}\n",
     ".nan: {}\n",
     "{!!float 7: x}\n",
+    "true: 1\n1: 2\n",
     "k:\n  &a : v\n",
     'k: {!!null "": v}\n',
     "a: >-\n  # no comment\n  a: b\n    more\n",
@@ -414,6 +415,7 @@ def test_the_read_regressions_are_read() -> None:
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.integers(0, 2**64))
 @example(seed=217232)  # .9_9e84: Go reads a float (underscores between digits)
+@example(seed=60567)  # keys true and 1: one key in Python, two to go-yaml
 @example(seed=51361)  # a key !!null "": accepted, then written as null
 @example(seed=50491)  # an empty key: null here, '' to kyaml
 @example(seed=50001)  # a folded block scalar of several lines: kyaml writes it back as another string

@@ -115,6 +115,7 @@ class _Composer(_FastResolver, CParser):
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self.disputes: list[tuple[str, bool]] = []
+        self.typed_keys = False
         self._at: tuple[Any, Any] = (None, None)
 
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
@@ -127,7 +128,11 @@ class _Composer(_FastResolver, CParser):
         if kind is ScalarNode:
             if implicit[0]:
                 tag = _undisputed_tags.get(value)  # the common case, without a call
-                return tag if tag is not None else self._resolve_plain(value)
+                if tag is None:
+                    return self._resolve_plain(value)
+                if tag is not STR_TAG and self._at[1] is None and self._at[0] is not None:
+                    self.typed_keys = True  # a key read as a number or boolean: see _refuse_colliding_keys
+                return tag
             return STR_TAG
         return MAP_TAG if kind is MappingNode else SEQ_TAG
 
@@ -148,7 +153,7 @@ def _read_tag(value: str) -> str:
     """The tag a plain scalar is read with: PyYAML's, but a timestamp is a string (as go-yaml v2
     decodes one, and kyaml keeps its text), so that it is written back quoted, never tagged."""
     tag = _plain_tag(value)
-    return STR_TAG if tag == _TIMESTAMP_TAG else tag
+    return STR_TAG if tag in (_TIMESTAMP_TAG, STR_TAG) else tag  # this module's STR_TAG: compared by identity
 
 
 class _Dumper(_FastResolver, yaml.CSafeDumper):
@@ -318,6 +323,8 @@ def compose(text: str) -> Node | None:
         _refuse_disputed(node, set(loader.disputes))
     if node is not None and ">" in text and _MAY_FOLD.search(text):
         _refuse_changing_folds(node)
+    if node is not None and loader.typed_keys:
+        _refuse_colliding_keys(node)
     if node is not None and "&" in text:
         _check_expansion(node)
     return node
@@ -433,6 +440,36 @@ def _values_with_paths(root: Node) -> Iterator[tuple[Node, str]]:
             stack.extend((v, _join(path, str(k.value) if isinstance(k, ScalarNode) else "?")) for k, v in node.value)
         elif isinstance(node, SequenceNode):
             stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node.value))
+
+
+def _refuse_colliding_keys(root: Node) -> None:
+    """Refuse a mapping with two keys that are one to Python (``true`` and ``1``, ``1`` and ``1.0``:
+    True == 1 == 1.0) but two names to go-yaml ("true", "1"): the function's plain value would
+    hold one of them (found by tests/test_yaml_oracle.py)."""
+    for node, path in _values_with_paths(root):
+        if not isinstance(node, MappingNode):
+            continue
+        typed = [k for k, _ in node.value if isinstance(k, ScalarNode) and k.tag not in (STR_TAG, MERGE_TAG)]
+        if len(typed) < 2:
+            continue
+        seen: dict[Any, ScalarNode] = {}
+        for key in typed:
+            value = scalar_value(key)
+            try:
+                first = seen.setdefault(value, key)
+            except TypeError:
+                continue
+            if (
+                first is not key and first.value != key.value
+            ):  # the same text twice: a duplicate key (check_duplicate_keys)
+                mark = key.start_mark
+                raise RefusedYamlError(
+                    f"the mapping keys {first.value} and {key.value}{' at ' + path if path else ''} are refused: "
+                    "they are one key to this function (true == 1 == 1.0 in Python) and two to go-yaml; quote them",
+                    mark.line + 1,
+                    mark.column + 1,
+                    path or None,
+                )
 
 
 def _refuse_changing_folds(root: Node) -> None:

@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-test
 
 # The tests that drive a real program or take long carry a marker (pyproject.toml's markers,
 # tests/conftest.py): `make unit` leaves out every one of them.
-UNIT_MARKERS := not cluster and not kubectl and not kpt and not image and not slow
+UNIT_MARKERS := not cluster and not kubectl and not kpt and not image and not slow and not yamloracle
 
 .DEFAULT_GOAL := help
 .PHONY: help example test unit lint goldens bench clean cluster kubeconform
@@ -39,9 +39,11 @@ example: $(RUN_STAMP)
 	$(BIN)/trainjob-resources < tests/testdata/success/data-loader-64gi/input.yaml
 
 ## Build (or reuse) the local control plane with upstream Kubeflow Trainer, and standalone kustomize
-## and Helm, from Go modules into a cache folder (tests/cluster/README.md). Without Go: a skip, outside CI.
+## and Helm, from Go modules into a cache folder (tests/cluster/README.md), and the YAML oracle
+## (tests/yamloracle/build.sh). Without Go: a skip, outside CI.
 cluster:
 	bash tests/cluster/build.sh
+	bash tests/yamloracle/build.sh
 
 ## Build (or reuse) kubeconform from its Go module, for tests/test_schema.py (the same cache folder).
 kubeconform:

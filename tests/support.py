@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from trainjob_resources.yamltext import yamlnodes as yn
 
 from tests.goldens import run_function
 
@@ -41,11 +42,23 @@ class Rendered:
         return [r for r in self.results if r["severity"] == "error"]
 
 
+class GoSafeDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, but a string go-yaml would read as another type (``n``, ``0o17``, ``1e3``)
+    is double-quoted: what it writes reads the same to kubectl and kustomize (issue 30)."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"' if yn.needs_quotes(value) else None)
+
+
+GoSafeDumper.add_representer(str, _represent_str)
+
+
 def resource_list(items: list[Any], config: dict[str, Any] | None = None) -> bytes:
     body: dict[str, Any] = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items}
     if config is not None:
         body["functionConfig"] = config
-    return yaml.safe_dump(body, sort_keys=False).encode()
+    return yaml.dump(body, Dumper=GoSafeDumper, sort_keys=False).encode()
 
 
 def render(items: list[Any], config: dict[str, Any] | None = None) -> Rendered:

@@ -101,7 +101,7 @@ def test_multi_document_files_lists_and_markers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text = (
-        "# a comment before the first marker\n%YAML 1.1\n---\n"
+        "# a comment before the first marker\n---\n"
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\ndata:\n  text: |\n    a\n    b\n...\n---\n---\n"
         "apiVersion: v1\nkind: List\nitems:\n"
         "- {apiVersion: v1, kind: ConfigMap, metadata: {name: two}}\n"
@@ -114,6 +114,16 @@ def test_multi_document_files_lists_and_markers(
     assert objects[0]["data"]["text"] == "a\nb\n"
     assert objects[2]["metadata"]["annotations"] == {}, "an empty annotations map of the user's stays"
     assert "annotations" not in objects[1]["metadata"]
+
+
+def test_a_yaml_directive_is_refused_with_its_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: a %YAML directive (the multi-document test had one) is refused: go-yaml ignores it."""
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\n...\n# c\n%YAML 1.1\n---\nkind: X\n"
+    code, out, err = run([str(write(tmp_path / "all.yaml", text))], capsys, monkeypatch)
+    assert (code, out) == (1, "")
+    assert "all.yaml: the %YAML directive is refused" in err and "(line 6, column 1)" in err, err
 
 
 def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

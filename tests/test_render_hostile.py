@@ -1058,3 +1058,155 @@ def test_huge_quantities_in_many_trainjobs_give_bounded_output_in_krm_mode() -> 
     run = run_limited(data, memory_mib=1024, cpu_seconds=30)
     assert run.code in (0, 1), run
     assert len(run.stdout) < 4 * len(data), f"{len(run.stdout)} bytes out for {len(data)} in (603 MB before)"
+
+
+# 3. One reading of YAML (issue 30): what kustomize, kubectl and Argo CD read (go-yaml) is what is checked
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+# Each spelling of a tag go-yaml decodes (!!binary: to the string it encodes) and PyYAML does not.
+BINARY_SPELLINGS = {
+    "short": ("", "!!binary"),
+    "verbatim": ("", "!<tag:yaml.org,2002:binary>"),
+    "tag-handle": ("%TAG !e! tag:yaml.org,2002:\n---\n", "!e!binary"),
+}
+# What each spelling is refused as (the handle's %TAG directive comes first).
+REFUSED_AS = {"short": "the tag !!binary", "verbatim": "the tag !!binary", "tag-handle": "the %TAG directive"}
+REFUSED = "is refused"
+
+
+@pytest.mark.parametrize("spelling", sorted(BINARY_SPELLINGS))
+@pytest.mark.parametrize(
+    "field",
+    ["resources", "components", "patches-path", "flow-resources"],
+)
+def test_a_tagged_kustomization_entry_is_refused(repo: Path, spelling: str, field: str) -> None:
+    """``resources: [!!binary <base64 of ../../outside/base>]``: go-yaml (kustomize) reads the path
+    it encodes; a folder named like the base64 text is the decoy the screen would have checked."""
+    head, tag = BINARY_SPELLINGS[spelling]
+    target = "../../outside/base"
+    decoy = _b64(target)
+    write(repo / "app" / decoy / "kustomization.yaml", "resources: []\n")
+    entry = f"{tag} {decoy}"
+    text = {
+        "resources": f"resources:\n- runtime.yaml\n- trainjob.yaml\n- {entry}\n",
+        "components": f"components:\n- {entry}\n",
+        "patches-path": f"patches:\n- path: {tag} {_b64('https://example.com/p.yaml')}\n",
+        "flow-resources": f"resources: [runtime.yaml, trainjob.yaml, {entry}]\n",
+    }[field]
+    write(repo / "app" / "runtime.yaml", RUNTIME)
+    write(repo / "app" / "trainjob.yaml", TRAINJOB)
+    write(repo / "app" / "kustomization.yaml", head + text)
+    out = render(repo / "app")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "kustomization.yaml" in out.stderr and REFUSED_AS[spelling] in out.stderr, out
+    assert REFUSED in out.stderr and "line " in out.stderr, out
+
+
+@pytest.mark.parametrize("directive", ["%YAML 1.1", "%TAG !x! tag:example.com,2000:"])
+def test_a_directive_in_a_kustomization_is_refused(repo: Path, directive: str) -> None:
+    write(repo / "app" / "runtime.yaml", RUNTIME)
+    write(repo / "app" / "trainjob.yaml", TRAINJOB)
+    write(repo / "app" / "kustomization.yaml", f"{directive}\n---\nresources:\n- runtime.yaml\n- trainjob.yaml\n")
+    out = render(repo / "app")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert f"the {directive.split()[0]} directive is refused" in out.stderr, out
+
+
+# Where an object's reading decides: the runtime a TrainJob names, its kind, a quantity.
+OBJECT_CASES = {
+    "runtimeRef.name": ("    name: pytorch-distributed\n", "    name: {tag} " + _b64("pytorch-distributed") + "\n"),
+    "kind": ("kind: TrainJob\n", "kind: {tag} " + _b64("TrainJob") + "\n"),
+    "memory": ("memory: 64Gi\n", "memory: {tag} " + _b64("1Gi") + "\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(BINARY_SPELLINGS))
+@pytest.mark.parametrize("field", sorted(OBJECT_CASES))
+@pytest.mark.parametrize("mode", ["file", "stdin", "kustomization"])
+def test_a_tagged_field_of_an_object_is_refused(repo: Path, spelling: str, field: str, mode: str) -> None:
+    """``runtimeRef.name: !!binary <base64 of big-gpu>``: kubectl reads the runtime it encodes."""
+    head, tag = BINARY_SPELLINGS[spelling]
+    old, new = OBJECT_CASES[field]
+    trainjob = head + TRAINJOB.replace(old, new.format(tag=tag), 1)
+    assert trainjob != head + TRAINJOB
+    app = repo / "app"
+    write(app / "trainjob.yaml", trainjob)
+    if mode == "kustomization":
+        write(app / "kustomization.yaml", "resources:\n- runtime.yaml\n- trainjob.yaml\n")
+        out = render(app)
+    elif mode == "file":
+        out = render(app, "runtime.yaml", "trainjob.yaml")
+    else:
+        done = subprocess.run(
+            [str(EXECUTABLE) if EXECUTABLE.exists() else sys.executable, *([] if EXECUTABLE.exists() else
+             ["-m", "trainjob_resources"]), "render", "--runtimes", "runtime.yaml", "-"],
+            cwd=app, input=trainjob.encode(), capture_output=True, timeout=30, check=False,
+        )  # fmt: skip
+        out = Outcome(done.returncode, done.stdout.decode(), done.stderr.decode())
+    if mode == "kustomization":
+        # What render checks is kustomize's output: kustomize decodes the tag (or fails on it), so the
+        # function decides on what kustomize, and kubectl after it, read; nothing tagged or encoded
+        # comes out, and a refusal (kustomize's or the function's, on the decoded value) prints nothing.
+        assert "!!binary" not in out.stdout and new.format(tag="").split()[-1] not in out.stdout, out
+        if out.code == 0:
+            assert {"TrainJob", "ClusterTrainingRuntime"} <= {d["kind"] for d in documents(out.stdout)}, out
+        else:
+            assert out.code == 1 and out.stdout == "" and "error" in out.stderr, out
+        return
+    assert (out.code, out.stdout) == (1, ""), out
+    where = {"file": "trainjob.yaml", "stdin": "<stdin>", "kustomization": ""}[mode]
+    assert where in out.stderr and REFUSED_AS[spelling] in out.stderr and "line " in out.stderr, out
+    assert "Traceback" not in out.stderr, out
+
+
+# Plain scalars PyYAML (YAML 1.1) reads otherwise than go-yaml: each refused where it decides.
+DISPUTED_PLAIN = ["1:30", "0o17", "1e3", "+.5", "08", "y", "yes", "off", "99999999999999999999"]
+
+
+@pytest.mark.parametrize("text", DISPUTED_PLAIN)
+@pytest.mark.parametrize("mode", ["file", "kustomization"])
+def test_a_yaml_1_1_form_is_refused(repo: Path, text: str, mode: str) -> None:
+    """``cpu: 1:30``: 90 CPUs to PyYAML, the string "1:30" (refused by the API server) to kubectl."""
+    app = repo / "app"
+    write(
+        app / "trainjob.yaml",
+        TRAINJOB.replace("memory: 64Gi\n", f"memory: 64Gi\n                                cpu: {text}\n", 1),
+    )
+    if mode == "kustomization":
+        # render checks kustomize's output, where kustomize has already written the value as it read
+        # it (1:30 as "1:30", 0o17 as 15, yes as "yes"): decided as kustomize reads it, or refused.
+        write(app / "kustomization.yaml", "resources:\n- runtime.yaml\n- trainjob.yaml\n")
+        out = render(app)
+        read_by_kustomize = {"0o17": 15, "1e3": 1000, "+.5": 0.5, "08": 8}
+        if out.code == 0:
+            assert f"cpu: {read_by_kustomize[text]}\n" in out.stdout, out  # in the derived runtime
+        else:
+            assert out.code == 1 and out.stdout == "" and ("cpu" in out.stderr or REFUSED in out.stderr), out
+        return
+    out = render(app, "runtime.yaml", "trainjob.yaml")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert f"the plain scalar {text} at " in out.stderr and REFUSED in out.stderr, out
+
+
+@pytest.mark.parametrize("text", ["1:30", "0o17", "y"])
+def test_a_yaml_1_1_form_in_a_kustomization_field_is_refused(repo: Path, text: str) -> None:
+    kustomization(repo / "app", f"namePrefix: {text}\n")
+    out = render(repo / "app")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert f"kustomization.yaml: the plain scalar {text} at namePrefix is refused" in out.stderr, out
+
+
+def test_a_tagged_inline_plugin_config_is_refused(repo: Path) -> None:
+    """An inline transformer config is YAML in a string: its tags are refused as a file's are."""
+    kustomization(
+        repo / "app",
+        "transformers:\n- |\n  apiVersion: builtin\n  kind: PrefixSuffixTransformer\n  metadata: {name: p}\n"
+        f"  prefix: !!binary {_b64('../x-')}\n",
+    )
+    out = render(repo / "app")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert "transformers[0]: an inline config: the tag !!binary is refused" in out.stderr, out

@@ -109,7 +109,7 @@ def edits(*steps: Edit) -> Edit:
 
 IDENTITY = [
     "a: 1\n",
-    "# head\na: 1  # one\n\n# about b\nb:\n  - x  # ex\n  - {y: 2}\nc: |+\n  keep\n\n# tail\n",
+    "# head\na: 1  # one\n\n# about b\nb:\n  - x  # ex\n  - {w: 2}\nc: |+\n  keep\n\n# tail\n",
     "a: 'q'\nb: \"d\"\nc: [1, 2]\nd:\n- e: f\n  g: h\n",
     "a: 1\nb: 2",  # no final newline
 ]
@@ -146,10 +146,10 @@ DELETIONS = [
     pytest.param(ABC, edits(delete("b"), delete("c")), "a: 1\n", id="last-two"),
     pytest.param(ABC, edits(delete("a"), delete("c")), "# about b\nb: 2  # b line\n", id="first-and-last"),
     pytest.param("a: 1\nb: 2\nc: 3\nd: 4\n", edits(delete("a"), delete("c")), "b: 2\nd: 4\n", id="two-runs"),
-    pytest.param("a:\n  x: 1\n  y: 2\nb: 3\n", delete("a", "y"), "a:\n  x: 1\nb: 3\n", id="nested-last"),
-    pytest.param("a:\n  x: 1\n  y: 2\nb: 3\n", delete("a", "x"), "a:\n  y: 2\nb: 3\n", id="nested-first"),
+    pytest.param("a:\n  x: 1\n  w: 2\nb: 3\n", delete("a", "w"), "a:\n  x: 1\nb: 3\n", id="nested-last"),
+    pytest.param("a:\n  x: 1\n  w: 2\nb: 3\n", delete("a", "x"), "a:\n  w: 2\nb: 3\n", id="nested-first"),
     pytest.param("a:\n  x: 1\nb: 3\n", delete("a", "x"), "a: {}\nb: 3\n", id="nested-all"),
-    pytest.param("a: 1\nb:\n  x: 1\n  y: [2]\n", delete("b"), "a: 1\n", id="a-block-value"),
+    pytest.param("a: 1\nb:\n  x: 1\n  w: [2]\n", delete("b"), "a: 1\n", id="a-block-value"),
     pytest.param("a: 1\nb: |\n  t\n\nc: 2\n", delete("b"), "a: 1\nc: 2\n", id="a-block-scalar"),
     pytest.param("a: 1\nb: |+\n  t\n\n", delete("b"), "a: 1\n", id="a-kept-block-scalar"),
     pytest.param("a: 1\nb: |+\n  t\n\nc: 2\n", delete("c"), "a: 1\nb: |+\n  t\n\n", id="after-a-kept-block-scalar"),
@@ -172,7 +172,7 @@ REPLACEMENTS = [
         'a: 1\n# about b\nb:\n  x: 1\n  "y":\n  - 1\n  - 2\n# after b\nc: 3\n',
         id="scalar-to-mapping",
     ),
-    pytest.param("a:\n  x: 1  # xc\n  y: 2\nb: 3\n", set_to("s", "a"), "a: s\nb: 3\n", id="mapping-to-scalar"),
+    pytest.param("a:\n  x: 1  # xc\n  w: 2\nb: 3\n", set_to("s", "a"), "a: s\nb: 3\n", id="mapping-to-scalar"),
     pytest.param("a:\n- 1\n- 2\nb: 2\n", set_to("s", "a"), "a: s\nb: 2\n", id="indentless-sequence-to-scalar"),
     pytest.param("a: |\n  text\n\nb: 2\n", set_to("s", "a"), "a: s\nb: 2\n", id="block-scalar-to-scalar"),
     pytest.param("a: 1  # the a\nb: 2\n", set_to("2", "a"), 'a: "2"\nb: 2\n', id="the-line-comment-goes"),
@@ -218,9 +218,9 @@ APPENDS = [
         "b:\n  c: |+\n    t\n\n", set_to("n", "d"), 'b:\n  c: |+\n    t\n\nd: "n"\n', id="outer-after-nested-keep"
     ),
     pytest.param(
-        "x:\n  a: 1\ny: 1\n",
+        "x:\n  a: 1\nw: 1\n",
         set_to(ScalarNode(yn.STR_TAG, "multi\nline\n", style="|"), "x", "c"),
-        "x:\n  a: 1\n  c: |\n    multi\n    line\ny: 1\n",
+        "x:\n  a: 1\n  c: |\n    multi\n    line\nw: 1\n",
         id="a-literal-value",
     ),
     pytest.param(
@@ -257,8 +257,8 @@ def test_block_scalars(text: str, edit: Edit, expected: str) -> None:
 
 INDENTLESS = "k:\n- a\n# about b\n- b  # bc\n- c\nz: 1\n"
 INDENTED = "k:\n  - a\n  # about b\n  - b  # bc\n  - c\nz: 1\n"
-ITEMS = "containers:\n- name: x\n  # res\n  resources:\n    limits: {cpu: 1}\n  image: i\n- name: y\n  resources: {}\n"
-INDENTED_ITEMS = "containers:\n  - name: x  # nm\n    resources:\n      limits: {cpu: 1}\n  - name: y\n"
+ITEMS = "containers:\n- name: x\n  # res\n  resources:\n    limits: {cpu: 1}\n  image: i\n- name: w\n  resources: {}\n"
+INDENTED_ITEMS = "containers:\n  - name: x  # nm\n    resources:\n      limits: {cpu: 1}\n  - name: w\n"
 
 SEQUENCES = [
     pytest.param(INDENTLESS, delete("k", 0), "k:\n# about b\n- b  # bc\n- c\nz: 1\n", id="indentless-first"),
@@ -290,33 +290,33 @@ SEQUENCES = [
     pytest.param(
         ITEMS,
         delete("containers", 0, "resources"),
-        "containers:\n- name: x\n  image: i\n- name: y\n  resources: {}\n",
+        "containers:\n- name: x\n  image: i\n- name: w\n  resources: {}\n",
         id="item-inner-key",
     ),
     pytest.param(
         ITEMS,
         delete("containers", 0, "name"),
-        "containers:\n- # res\n  resources:\n    limits: {cpu: 1}\n  image: i\n- name: y\n  resources: {}\n",
+        "containers:\n- # res\n  resources:\n    limits: {cpu: 1}\n  image: i\n- name: w\n  resources: {}\n",
         id="item-first-key",
     ),
     pytest.param(
         ITEMS,
         delete("containers", 1, "name"),
-        ITEMS.replace("- name: y\n  resources", "- resources"),
+        ITEMS.replace("- name: w\n  resources", "- resources"),
         id="last-item-first-key",
     ),
     pytest.param(
-        ITEMS, clear("containers", 1), ITEMS.replace("- name: y\n  resources: {}", "- {}"), id="item-all-keys"
+        ITEMS, clear("containers", 1), ITEMS.replace("- name: w\n  resources: {}", "- {}"), id="item-all-keys"
     ),
-    pytest.param(ITEMS, delete("containers", 0), "containers:\n- name: y\n  resources: {}\n", id="first-item"),
+    pytest.param(ITEMS, delete("containers", 0), "containers:\n- name: w\n  resources: {}\n", id="first-item"),
     pytest.param(
         INDENTED_ITEMS,
         delete("containers", 0, "name"),
-        "containers:\n  - resources:\n      limits: {cpu: 1}\n  - name: y\n",
+        "containers:\n  - resources:\n      limits: {cpu: 1}\n  - name: w\n",
         id="indented-item-first-key",
     ),
     pytest.param(
-        INDENTED_ITEMS, clear("containers", 0), "containers:\n  - {}\n  - name: y\n", id="indented-item-all-keys"
+        INDENTED_ITEMS, clear("containers", 0), "containers:\n  - {}\n  - name: w\n", id="indented-item-all-keys"
     ),
     pytest.param(
         INDENTED_ITEMS,
@@ -327,7 +327,7 @@ SEQUENCES = [
     pytest.param(
         INDENTED_ITEMS,
         set_to("z", "containers", 0, "image"),
-        INDENTED_ITEMS.replace("  - name: y", "    image: z\n  - name: y"),
+        INDENTED_ITEMS.replace("  - name: w", "    image: z\n  - name: w"),
         id="indented-item-append-first",
     ),
 ]
@@ -351,9 +351,9 @@ FLOW = [
         id="nested",
     ),
     pytest.param(
-        "m:\n  n: {a: 1, b: 2}  # flow\n  o: 1\n",
-        set_to({"x": [1, 2]}, "m", "n", "c"),
-        "m:\n  n: {a: 1, b: 2, c: {x: [1, 2]}}  # flow\n  o: 1\n",
+        "m:\n  p: {a: 1, b: 2}  # flow\n  o: 1\n",
+        set_to({"x": [1, 2]}, "m", "p", "c"),
+        "m:\n  p: {a: 1, b: 2, c: {x: [1, 2]}}  # flow\n  o: 1\n",
         id="append-block-value",
     ),
     pytest.param(

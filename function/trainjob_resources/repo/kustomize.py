@@ -258,7 +258,7 @@ class _Walker:
         for key in PLUGIN_FIELDS:
             for index, entry in _entries(node, key):
                 where = f"{file_label}: {key}[{index}]"
-                inline = _inline(entry)
+                inline = _inline(entry, where)
                 if inline is not None:
                     for named, path in _generator_files(inline, where, plugin=True):
                         self.read_by_kustomize(real_dir, named, path)
@@ -582,8 +582,9 @@ def _entries(node: MappingNode, key: str) -> Iterator[tuple[int, str]]:
                 yield index, entry.value
 
 
-def _inline(entry: str) -> Node | None:
-    """An inline plugin config (kustomize accepts a YAML object as a string entry) or None."""
+def _inline(entry: str, where: str) -> Node | None:
+    """An inline plugin config (kustomize accepts a YAML object as a string entry) or None. One that
+    go-yaml would read otherwise (a tag, a disputed scalar: yamlnodes) is refused."""
     from yaml.nodes import MappingNode
 
     from ..yamltext import yamlnodes as yn
@@ -592,6 +593,8 @@ def _inline(entry: str) -> Node | None:
         return None
     try:
         node = yn.compose(entry)
+    except yn.RefusedYamlError as err:
+        raise RenderError(f"{where}: an inline config: {err}") from None
     except yn.YamlInputError:
         return None
     return node if isinstance(node, MappingNode) and yn.get(node, "kind") is not None else None
@@ -619,12 +622,16 @@ def _parse_all(reader: Reader, real: str, label: str) -> list[Node]:
     reader.kept[real] = data  # copied for kustomize from here, not read again
     out: list[Node] = []
     try:
-        for _, chunk in split_documents(yn.decode(data)):
-            node = yn.compose(chunk)
-            if node is not None and not yn.is_null(node):
-                out.append(node)
+        text = yn.decode(data)
     except yn.YamlInputError as err:
         raise RenderError(f"{shown(label)}: {err}") from None
+    for first, chunk in split_documents(text):
+        try:
+            node = yn.compose(chunk)
+        except yn.YamlInputError as err:
+            raise RenderError(f"{shown(label)}: {err.moved(first)}") from None
+        if node is not None and not yn.is_null(node):
+            out.append(node)
     return out
 
 

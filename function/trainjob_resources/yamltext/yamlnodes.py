@@ -16,6 +16,8 @@ import yaml
 from yaml._yaml import CParser
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from . import goyaml
+
 STR_TAG = "tag:yaml.org,2002:str"
 MAP_TAG = "tag:yaml.org,2002:map"
 SEQ_TAG = "tag:yaml.org,2002:seq"
@@ -44,6 +46,51 @@ def _plain_tag(value: str) -> str:
     return tag
 
 
+# The texts read the same, as a value and as a key, by PyYAML and go-yaml (goyaml), with their
+# tag; and the others' reasons (as a value, as a key), None where that reading is not disputed.
+_undisputed_tags: dict[str, str] = {}
+_disputed: dict[str, tuple[str | None, str | None]] = {}
+
+
+# go-yaml v3's writer (kyaml's, so kustomize's) writes an empty null in a flow collection as ''
+# (``{name: }`` becomes ``{name: ''}``), which every reader then reads as a string: refused there.
+_FLOW_NULL = (
+    "an empty value in a flow collection is null to kubectl and this function, but kustomize (go-yaml v3) "
+    "writes it back as '' (a string); write null or ''"
+)
+
+
+_NULL_KEY = (
+    "an empty key is null to this function, has no name to sigs.k8s.io/yaml (kubectl refuses it) and is '' "
+    "to kustomize; name the key"
+)
+
+
+def _disputes_of(value: str) -> tuple[str | None, str | None] | None:
+    if not value:
+        return None  # disputed in flow collections only (_Composer notes it there)
+    known = _disputed.get(value)
+    if known is not None:
+        return known
+    if value[0] not in goyaml.MAY_RESOLVE and _plain_tag(value) == STR_TAG:
+        found: tuple[str | None, str | None] | None = None  # a string to every reader: most names
+    else:
+        found = _disputes_computed(value)
+    if found is None:
+        if len(_undisputed_tags) < 100_000:
+            _undisputed_tags[value] = _read_tag(value)
+        return None
+    if len(_disputed) < 100_000:
+        _disputed[value] = found
+    return found
+
+
+def _disputes_computed(value: str) -> tuple[str | None, str | None] | None:
+    ours = scalar_value(ScalarNode(_plain_tag(value), value))
+    found = (goyaml.value_dispute(value, ours), goyaml.key_dispute(value, ours))
+    return None if found == (None, None) else found
+
+
 class _FastResolver:
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         return None
@@ -62,11 +109,66 @@ class _FastResolver:
 
 class _Composer(_FastResolver, CParser):
     """libyaml's composer and nothing else: composing builds no Python values, so the Loader's
-    constructor (set up on every call) is not needed."""
+    constructor (set up on every call) is not needed. It notes each disputed plain scalar it
+    resolves (goyaml), as (text, whether it is a mapping key)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.disputes: list[tuple[str, bool]] = []
+        self.typed_keys = False
+        self._at: tuple[Any, Any] = (None, None)
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        # libyaml's composer descends with (the mapping, None) for a key, (the mapping, the key)
+        # for a value, (the sequence, its index) for an entry; kept as given (read only for the
+        # few plain scalars that are disputed, or empty).
+        self._at = (current_node, current_index)
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is ScalarNode:
+            if implicit[0]:
+                tag = _undisputed_tags.get(value)  # the common case, without a call
+                if tag is None:
+                    return self._resolve_plain(value)
+                if tag is not STR_TAG and self._at[1] is None and self._at[0] is not None:
+                    self.typed_keys = True  # a key read as a number or boolean: see _refuse_colliding_keys
+                return tag
+            return STR_TAG
+        return MAP_TAG if kind is MappingNode else SEQ_TAG
+
+    def _resolve_plain(self, value: str) -> str:
+        parent, index = self._at
+        key = index is None and parent is not None
+        if not value:
+            if key or (parent is not None and parent.flow_style):
+                self.disputes.append((value, key))
+            return NULL_TAG
+        disputes = _disputes_of(value)
+        if disputes is not None and disputes[key] is not None:
+            self.disputes.append((value, key))
+        return _read_tag(value)
+
+
+def _read_tag(value: str) -> str:
+    """The tag a plain scalar is read with: PyYAML's, but a timestamp is a string (as go-yaml v2
+    decodes one, and kyaml keeps its text), so that it is written back quoted, never tagged."""
+    tag = _plain_tag(value)
+    return STR_TAG if tag in (_TIMESTAMP_TAG, STR_TAG) else tag  # this module's STR_TAG: compared by identity
 
 
 class _Dumper(_FastResolver, yaml.CSafeDumper):
-    pass
+    """The writer. A text go-yaml reads otherwise than PyYAML (``y``, ``0o17``, ``1e3``) is never
+    written plain: to the emitter it resolves to no tag it has, so a string is quoted."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is ScalarNode and implicit[0] and value not in _undisputed_tags:
+            disputes = _disputes_of(value)
+            if disputes is not None and disputes[0] is not None:
+                return _DISPUTED_TAG
+        return super().resolve(kind, value, implicit)
+
+
+_DISPUTED_TAG = "tag:trainjob-resources.io,2026:disputed"  # no node has it
 
 
 _RESOLVER = yaml.resolver.Resolver()
@@ -79,8 +181,25 @@ class YamlInputError(ValueError):
     def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
         where = f" (line {line}, column {column})" if line is not None else ""
         super().__init__(message + where)
+        self.message = message
         self.line = line
         self.column = column
+
+    def moved(self, lines: int) -> YamlInputError:
+        """The same error for a text that starts ``lines`` lines into its file."""
+        if self.line is None or not lines:
+            return self
+        return YamlInputError(self.message, self.line + lines, self.column)
+
+
+class RefusedYamlError(YamlInputError):
+    """YAML that PyYAML and go-yaml read differently (a tag, a directive, a disputed plain scalar):
+    refused, so that the function decides on what kubectl and kustomize read. ``path`` is the field's
+    path in the document, where there is one."""
+
+    def __init__(self, message: str, line: int | None, column: int | None, path: str | None = None) -> None:
+        super().__init__(message, line, column)
+        self.path = path
 
 
 class DuplicateKeyError(ValueError):
@@ -185,6 +304,8 @@ def compose(text: str) -> Node | None:
         if many or _block_depth_bound(text, MAX_DEPTH - flow_depth):
             _exact_bounds(text)
         del encoded
+        if ("!" in text and _MAY_TAG.search(text)) or ("%" in text and _MAY_DIRECTIVE.search(text)):
+            _check_tags(text)
         loader = _Composer(text)
         try:
             node = loader.get_single_node()
@@ -198,9 +319,223 @@ def compose(text: str) -> Node | None:
         raise YamlInputError(f"invalid YAML: {problem}") from None
     except yaml.YAMLError as err:
         raise YamlInputError(f"invalid YAML: {err}") from None
+    if node is not None and loader.disputes:
+        _refuse_disputed(node, set(loader.disputes))
+    if node is not None and ">" in text and _MAY_FOLD.search(text):
+        _refuse_changing_folds(node)
+    if node is not None and loader.typed_keys:
+        _refuse_colliding_keys(node)
     if node is not None and "&" in text:
         _check_expansion(node)
     return node
+
+
+# A tag starts with ``!`` after a space, a line start or a flow indicator; a directive is a line
+# starting with ``%``. Most texts have neither, and are not parsed twice.
+_MAY_TAG = re.compile(r"(?:^|[\s\[\]{},:])!", re.MULTILINE)
+_MAY_DIRECTIVE = re.compile(r"^%", re.MULTILINE)
+_CORE = "tag:yaml.org,2002:"
+_SCALAR_CORE_TAGS = frozenset(_CORE + name for name in ("int", "float", "bool", "null"))
+_GO_READS = "go-yaml (kubectl, kustomize, Argo CD)"
+_TAG_REASONS = {
+    "binary": f"{_GO_READS} decodes it to the string it encodes, PyYAML to bytes; write the string",
+    "timestamp": "go-yaml v3 (kustomize) reads a time, v2 (kubectl, Argo CD) and PyYAML the text; write the text",
+    "merge": "PyYAML and go-yaml merge differently; write the fields out",
+}
+
+
+def _tag_name(tag: str) -> str:
+    return "!!" + tag.removeprefix(_CORE) if tag.startswith(_CORE) else tag
+
+
+def _check_tags(text: str) -> None:
+    """Refuse a ``%YAML`` or ``%TAG`` directive and any tag but the core schema's: go-yaml reads or
+    writes them otherwise than PyYAML (``!!binary``, ``!!set``, ``!foo``, ``!``: kyaml drops a
+    non-specific tag and reads ``! 12`` as a number). ``!!str`` is allowed anywhere, ``!!map`` and
+    ``!!seq`` on their collections, ``!!int``, ``!!float``, ``!!bool`` and ``!!null`` on a plain
+    scalar, quoted or not, whose text every reader reads as that kind and value (_core_tag_agrees)."""
+    expecting_key: list[bool | None] = []  # per open collection: a mapping's next node is a key; None: a sequence
+    for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+        line, column = _position(event.start_mark)
+        is_key = False
+        if isinstance(event, yaml.NodeEvent) and expecting_key and expecting_key[-1] is not None:
+            is_key = bool(expecting_key[-1])
+            expecting_key[-1] = not is_key
+        if isinstance(event, yaml.CollectionStartEvent):
+            expecting_key.append(True if isinstance(event, yaml.MappingStartEvent) else None)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            expecting_key.pop()
+        if isinstance(event, yaml.DocumentStartEvent) and (event.version or event.tags):
+            directive = "%YAML" if event.version else "%TAG"
+            raise RefusedYamlError(
+                f"the {directive} directive is refused: go-yaml reads a document by its own rules "
+                "(kyaml and sigs.k8s.io/yaml ignore %YAML; tag handles change what a tag means); remove it",
+                line,
+                column,
+            )
+        tag = getattr(event, "tag", None)
+        if tag is None or isinstance(event, yaml.AliasEvent):
+            continue
+        if isinstance(event, yaml.MappingStartEvent) and tag == MAP_TAG:
+            continue
+        if isinstance(event, yaml.SequenceStartEvent) and tag == SEQ_TAG:
+            continue
+        if isinstance(event, yaml.ScalarEvent):
+            if tag == STR_TAG:
+                continue
+            if tag in _SCALAR_CORE_TAGS and _core_tag_agrees(tag, event.value, is_key):
+                continue
+        reason = _TAG_REASONS.get(tag.removeprefix(_CORE)) if tag.startswith(_CORE) else None
+        if reason is None and tag in _SCALAR_CORE_TAGS:
+            reason = (
+                "go-yaml and PyYAML convert a tagged text differently, and the tag would be written out; "
+                "write the value plainly"
+            )
+        if reason is None:
+            reason = f"{_GO_READS} does not read it as PyYAML does; write the value plainly"
+        raise RefusedYamlError(f"the tag {_tag_name(tag)} is refused: {reason}", line, column)
+
+
+_CORE_KINDS = {"int": (int,), "float": (int, float), "bool": (bool,), "null": (type(None),)}
+
+
+def _core_tag_agrees(tag: str, text: str, is_key: bool) -> bool:
+    """Whether ``!!int``, ``!!float``, ``!!bool`` or ``!!null`` on ``text`` (quoted or not) gives one
+    value to every reader: go-yaml resolves the text as if plain and requires the tag's kind (an
+    integer for ``!!float``: resolve.go), PyYAML constructs the tag's kind from the text. ``!!int "5"``
+    (PyYAML's own ``default_style='"'`` writes it) is 5 to all; ``!!int 0o17``, ``!!bool yes`` and
+    ``!!int ""`` are not."""
+    if not text:
+        # !!null "": null to every reader (but no key: see _NULL_KEY); !!int "" is null to go-yaml
+        return tag == NULL_TAG and not is_key
+    disputes = _disputes_of(text)
+    if disputes is not None and disputes[is_key] is not None:
+        return False
+    theirs = goyaml.v2_value(text)
+    kinds = _CORE_KINDS[tag.removeprefix(_CORE)]
+    if not isinstance(theirs, kinds) or (isinstance(theirs, bool) and bool not in kinds):
+        return False
+    ours = scalar_value(ScalarNode(tag, text))
+    if is_key:  # a key's names (json.dumps's of ours, sigs.k8s.io/yaml's of theirs) must be its text
+        converted = float(theirs) if tag.endswith(":float") and theirs is not None else theirs
+        return goyaml.json_key(converted) == text and goyaml.python_key(ours) == text
+    return goyaml.same(ours, theirs)
+
+
+# A folded block scalar's indicator: ``>`` (chomping, indentation), at a line's end or before a comment.
+_MAY_FOLD = re.compile(r"(?:^|[ \t])>[-+0-9]*[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+
+
+def _values_with_paths(root: Node) -> Iterator[tuple[Node, str]]:
+    """Every node below ``root`` that is a value (no key), once, with its field path."""
+    seen: set[int] = set()
+    stack: list[tuple[Node, str]] = [(root, "")]
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node, path
+        if isinstance(node, MappingNode):
+            stack.extend((v, _join(path, str(k.value) if isinstance(k, ScalarNode) else "?")) for k, v in node.value)
+        elif isinstance(node, SequenceNode):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node.value))
+
+
+def _refuse_colliding_keys(root: Node) -> None:
+    """Refuse a mapping with two keys that are one to Python (``true`` and ``1``, ``1`` and ``1.0``:
+    True == 1 == 1.0) but two names to go-yaml ("true", "1"): the function's plain value would
+    hold one of them (found by tests/test_yaml_oracle.py)."""
+    for node, path in _values_with_paths(root):
+        if not isinstance(node, MappingNode):
+            continue
+        typed = [k for k, _ in node.value if isinstance(k, ScalarNode) and k.tag not in (STR_TAG, MERGE_TAG)]
+        if len(typed) < 2:
+            continue
+        seen: dict[Any, ScalarNode] = {}
+        for key in typed:
+            value = scalar_value(key)
+            try:
+                first = seen.setdefault(value, key)
+            except TypeError:
+                continue
+            if (
+                first is not key and first.value != key.value
+            ):  # the same text twice: a duplicate key (check_duplicate_keys)
+                mark = key.start_mark
+                raise RefusedYamlError(
+                    f"the mapping keys {first.value} and {key.value}{' at ' + path if path else ''} are refused: "
+                    "they are one key to this function (true == 1 == 1.0 in Python) and two to go-yaml; quote them",
+                    mark.line + 1,
+                    mark.column + 1,
+                    path or None,
+                )
+
+
+def _refuse_changing_folds(root: Node) -> None:
+    """Refuse a folded block scalar (``>``) of more than one line: go-yaml v3's writer, which kustomize
+    writes every object with, writes such a value back as another string (a line break added before a
+    more-indented line or after kept blank lines: found by tests/test_yaml_oracle.py), so what kubectl
+    gets from kustomize is not what was checked. A one-line fold, the common case, is kept."""
+    found = [
+        (node.start_mark.line, node.start_mark.column, path)
+        for node, path in _values_with_paths(root)
+        if isinstance(node, ScalarNode) and node.style == ">" and "\n" in node.value[:-1]
+    ]
+    if found:
+        line, column, path = min(found)
+        at = f" at {path}" if path else ""
+        raise RefusedYamlError(
+            f"the folded block scalar (>){at} is refused: it has line breaks, which kustomize (go-yaml v3) "
+            "writes back as another string; write it as a literal block (|) or quoted",
+            line + 1,
+            column + 1,
+            path or None,
+        )
+
+
+def _refuse_disputed(root: Node, disputes: set[tuple[str, bool]]) -> None:
+    """Raise for the first plain scalar of ``disputes`` (text, is a key) in document order."""
+    found: list[tuple[int, int, str, ScalarNode, bool]] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, str, bool]] = [(root, "", False)]
+    while stack:
+        node, path, in_flow = stack.pop()
+        if isinstance(node, ScalarNode):
+            if not node.style and (node.value, False) in disputes and (node.value or in_flow):
+                found.append((node.start_mark.line, node.start_mark.column, path, node, False))
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        flow = bool(getattr(node, "flow_style", False))
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                name = key.value if isinstance(key, ScalarNode) else "?"
+                disputed = isinstance(key, ScalarNode) and not key.style and (key.value, True) in disputes
+                if disputed:
+                    found.append((key.start_mark.line, key.start_mark.column, _join(path, str(name)), key, True))
+                stack.append((key, path, flow))
+                stack.append((value, _join(path, str(name)), flow))
+        elif isinstance(node, SequenceNode):
+            stack.extend((v, f"{path}[{i}]", flow) for i, v in enumerate(node.value))
+    if not found:
+        return
+    line, column, path, scalar_node, is_key = min(found, key=lambda f: (f[0], f[1]))
+    at = f" at {path}" if path else ""
+    if not scalar_node.value:
+        reason = _NULL_KEY if is_key else _FLOW_NULL
+        what = "empty mapping key" if is_key else "empty value"
+        raise RefusedYamlError(f"the {what}{at} is refused: {reason}", line + 1, column + 1, path or None)
+    reasons = _disputes_of(scalar_node.value)
+    assert reasons is not None
+    what = "mapping key" if is_key else "plain scalar"
+    raise RefusedYamlError(
+        f"the {what} {scalar_node.value}{at} is refused: {reasons[is_key]}; quote it",
+        line + 1,
+        column + 1,
+        path or None,
+    )
 
 
 def _check_expansion(root: Node) -> None:
@@ -261,7 +596,7 @@ def check_duplicate_keys(root: Node, collections: Iterable[Node] | None = None) 
             continue
         seen.add(id(node))
         if isinstance(node, MappingNode):
-            keys: set[tuple[str, str]] = set()
+            keys: set[str] = set()
             if len({k.value for k, _ in node.value if isinstance(k, ScalarNode)}) == len(node.value):
                 stack.extend(
                     (v, _join(path, k.value)) for k, v in node.value if isinstance(v, MappingNode | SequenceNode)
@@ -271,7 +606,9 @@ def check_duplicate_keys(root: Node, collections: Iterable[Node] | None = None) 
                 if isinstance(key, ScalarNode):
                     if key.tag == MERGE_TAG:
                         continue
-                    ident = (key.tag, key.value)
+                    # By text: ``1`` and ``"1"`` are one key to sigs.k8s.io/yaml and kyaml (and to
+                    # ``get``); a key whose text is not its JSON name is refused when composed.
+                    ident = key.value
                     if ident in keys:
                         raise DuplicateKeyError(key.value, _join(path, key.value), key.start_mark.line + 1)
                     keys.add(ident)
@@ -641,9 +978,29 @@ def _copy(node: Node, memo: dict[int, Node], keep_marks: bool) -> Node:
 def serialize(node: Node) -> str:
     """Block YAML the way kyaml writes it: two-space indent, no line folding, unicode kept."""
     text = _serialize(node)
-    if "! ''" in text and _spell_flow_nulls(node):
+    if "! " in text and (_spell_flow_nulls(node) | _plain_typed_scalars(node)):
         text = _serialize(node)
     return text
+
+
+def _plain_typed_scalars(root: Node) -> bool:
+    """Write plain a quoted scalar whose tag its plain text resolves to (``!!int "5"``, which the
+    reader accepts): libyaml writes one as ``! '5'``, the non-specific tag, which reads as a string."""
+    changed = False
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            if node.style and node.tag != STR_TAG and _plain_tag(node.value) == node.tag:
+                node.style = None
+                changed = True
+            continue
+        stack.extend(_children(node))
+    return changed
 
 
 def _serialize(node: Node) -> str:

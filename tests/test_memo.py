@@ -240,8 +240,8 @@ TWO_JOBS = """\
               template:
                 spec:
                   containers:
-                  - {name: x, image: busybox, resources: {limits: {memory: 1Gi}}}
-                  - {name: y, image: busybox, resources: {limits: {memory: 1Gi}}}
+                  - {name: xa, image: busybox, resources: {limits: {memory: 1Gi}}}
+                  - {name: yb, image: busybox, resources: {limits: {memory: 1Gi}}}
         - name: node
           template:
             metadata:
@@ -251,7 +251,7 @@ TWO_JOBS = """\
                 spec:
                   containers:
                   - {name: node, image: pytorch/pytorch}
-                  - {name: y, image: busybox, resources: {limits: {memory: 1Gi}}}
+                  - {name: yb, image: busybox, resources: {limits: {memory: 1Gi}}}
 """
 
 
@@ -289,8 +289,8 @@ def _sized(name: str, jobs: dict[str, list[str]]) -> dict[str, Any]:
 def test_a_clean_case_is_not_reused_for_containers_of_other_jobs() -> None:
     """The same containers in the same order, the same jobs, but ``y`` in the other job: a clean case
     of the first TrainJob must not size the second one's containers."""
-    first = _sized("first", {"prep": ["x", "y"], "node": []})
-    second = _sized("second", {"prep": ["x"], "node": ["y"]})
+    first = _sized("first", {"prep": ["xa", "yb"], "node": []})
+    second = _sized("second", {"prep": ["xa"], "node": ["yb"]})
     data = bundle(TWO_JOBS, trainjob_yaml(first), trainjob_yaml(second))
     out = load(render(data))
     assert [r for r in out.get("results", []) if r.get("severity") == "error"] == []
@@ -305,5 +305,5 @@ def test_a_clean_case_is_not_reused_for_containers_of_other_jobs() -> None:
         )
         for item in derived.values()
     }
-    assert sized == {frozenset({("prep", "x"), ("prep", "y")}), frozenset({("prep", "x"), ("node", "y")})}
+    assert sized == {frozenset({("prep", "xa"), ("prep", "yb")}), frozenset({("prep", "xa"), ("node", "yb")})}
     assert render(data) == render_afresh(data)

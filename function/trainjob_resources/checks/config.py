@@ -522,6 +522,7 @@ _DESCRIPTIONS = {
     "allowedResources": "the only resource names containers may request or limit",
     "allowGpuInSidecars": "false: no initContainers entry may request or limit a GPU",
     "gpuResources": "what counts as a GPU (an entry ending in * is a prefix)",
+    "derivedRuntimeMetadata": "labels and annotations every derived runtime gets (annotations, labels)",
     "results": "which results to report",
 }
 _STRING_FORMS = {
@@ -529,6 +530,7 @@ _STRING_FORMS = {
     "maxPerRole": "role.name=quantity,role.name=quantity, or a JSON object",
     "allowedResources": "name,name, or a JSON array",
     "gpuResources": "name,name, or a JSON array",
+    "derivedRuntimeMetadata": "a JSON object",
 }
 
 

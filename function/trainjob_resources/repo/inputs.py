@@ -145,7 +145,7 @@ def _default_root(root: str | None, environ: Mapping[str, str] | None) -> Root:
                     f"ARGOCD_APP_SOURCE_PATH {shown(source)}: spells the whole current folder, so the repository "
                     "root would be /; refused (pass --root)"
                 )
-            return Root(os.path.realpath(repository), os.path.relpath(repository, cwd))
+            return Root(os.path.realpath(repository), os.path.relpath(repository, cwd), widened_by_flag=False)
     return Root(os.path.realpath(cwd), ".")
 
 

@@ -194,6 +194,22 @@ def test_reference_runtimes_inside_the_rendered_folder_are_the_platforms(tmp_pat
     )
 
 
+def test_a_limit_below_its_request_shows_both_values(tmp_path: Path) -> None:
+    """Issue 32: every comparison error shows both values (Kubernetes prints the request as the
+    invalid value; render's message says it too)."""
+    lowered = TRAINJOB.replace(
+        "limits:\n                                memory: 64Gi", "limits:\n" + " " * 32 + "memory: 8Gi"
+    )
+    assert lowered != TRAINJOB
+    write(tmp_path / "runtime.yaml", RUNTIME)
+    write(tmp_path / "trainjob.yaml", lowered)
+    done = _installed(tmp_path, ".")
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert (
+        ".resources.requests.memory: request of 64Gi must be less than or equal to memory limit of 8Gi" in done.stderr
+    )
+
+
 def test_json_output_holds_the_same_objects_as_yaml(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

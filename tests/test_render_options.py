@@ -210,6 +210,17 @@ def test_a_limit_below_its_request_shows_both_values(tmp_path: Path) -> None:
     )
 
 
+def test_a_value_under_the_crds_minimum_is_shown_with_it(tmp_path: Path) -> None:
+    """Issue 32: a TrainJob field below the CRD's minimum names the value as well as the minimum."""
+    lowered = TRAINJOB.replace("numNodes: 2", "numNodes: -3")
+    assert lowered != TRAINJOB
+    write(tmp_path / "runtime.yaml", RUNTIME)
+    write(tmp_path / "trainjob.yaml", lowered)
+    done = _installed(tmp_path, ".")
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert "spec.trainer.numNodes: -3 should be greater than or equal to 0" in done.stderr, done.stderr
+
+
 def test_json_output_holds_the_same_objects_as_yaml(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

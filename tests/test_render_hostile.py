@@ -233,6 +233,24 @@ def test_a_kustomize_base_outside_the_root_is_refused(repo: Path) -> None:
     assert "kustomization.yaml: resources[1]: ../../outside/base: leads outside ." in out.stderr, out
 
 
+def test_an_overlay_rendered_in_its_own_folder_is_told_which_root_to_pass(repo: Path) -> None:
+    """``render .`` in an overlay whose base is ``../../base``: the current folder is the root, so the
+    base is refused, and the message names the flag and the folder that holds both (issue 32)."""
+    write(repo / "base" / "kustomization.yaml", "resources:\n- runtime.yaml\n- trainjob.yaml\n")
+    write(repo / "base" / "runtime.yaml", RUNTIME)
+    write(repo / "base" / "trainjob.yaml", TRAINJOB)
+    write(repo / "overlays" / "prod" / "kustomization.yaml", "resources:\n- ../../base\n")
+    out = render(repo / "overlays" / "prod", ".")
+    assert (out.code, out.stdout) == (1, ""), out
+    assert (
+        "kustomization.yaml: resources[0]: ../../base: leads outside . (through ..): refused; render reads "
+        "nothing outside its root: pass --root ../.. (the repository's root, or any folder that holds both)"
+    ) in out.stderr, out
+    out = render(repo / "overlays" / "prod", "--root", "../..", ".")
+    assert out.code == 0, out
+    assert [o["kind"] for o in documents(out.stdout)].count("TrainJob") == 1, out
+
+
 def test_links_inside_a_kustomization_that_lead_out_are_refused(repo: Path, tmp_path: Path) -> None:
     kustomization(repo / "app", "configMapGenerator:\n- name: c\n  files:\n  - data/secret.yaml\n")
     (repo / "app" / "data").symlink_to(tmp_path / "outside")
@@ -275,6 +293,7 @@ def test_the_root_is_the_repository_under_argo_cd(repo: Path, tmp_path: Path) ->
     out = render(repo / "apps" / "prod", "--config-from-env", ".", env=env)
     assert out.code == 1, out
     assert "../../../outside/base: leads outside ../.." in out.stderr, out
+    assert "it is outside the repository Argo CD checked out" in out.stderr, out  # no --root to pass there
 
 
 # 3. Bounded

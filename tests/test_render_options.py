@@ -164,6 +164,63 @@ def test_reference_runtimes_are_read_never_printed(
     assert [o["kind"] for o in listed["items"]] == ["TrainingRuntime", "TrainJob"]
 
 
+def _installed(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``trainjob-resources render`` as installed, run in ``cwd``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARGOCD_")}
+    return subprocess.run(
+        [str(VENV_BIN / "trainjob-resources"), "render", *args], cwd=cwd, capture_output=True, text=True, env=env
+    )
+
+
+def test_reference_runtimes_inside_the_rendered_folder_are_the_platforms(tmp_path: Path) -> None:
+    """``render . --runtimes platform`` with ``platform/`` inside ``.`` (issue 32): the folder is read
+    once, as the platform's runtimes (not printed, not the repository's), exactly as from outside."""
+    write(tmp_path / "repo" / "platform" / "torch.yaml", RUNTIME)
+    write(tmp_path / "repo" / "team" / "trainjob.yaml", TRAINJOB)
+    write(tmp_path / "elsewhere" / "platform" / "torch.yaml", RUNTIME)
+    inside = _installed(tmp_path / "repo", ".", "--runtimes", "platform")
+    assert inside.returncode == 0, inside.stderr
+    assert inside.stderr == "note: ./platform: not an input: read as the platform's runtimes (--runtimes platform)\n"
+    outside = _installed(tmp_path / "repo", "team", "--runtimes", "../elsewhere/platform", "--root", "..")
+    assert (outside.returncode, outside.stderr) == (0, "")
+    assert inside.stdout == outside.stdout
+    one_file = _installed(tmp_path / "repo", ".", "--runtimes", "platform/torch.yaml")
+    assert (one_file.returncode, one_file.stdout) == (0, inside.stdout), one_file.stderr
+    assert "note: ./platform/torch.yaml: not an input: read as the platform's runtimes" in one_file.stderr
+    both = _installed(tmp_path / "repo", "platform", "--runtimes", "platform")
+    assert (both.returncode, both.stdout) == (1, "")
+    assert (
+        "platform: also given as --runtimes platform: the platform's runtimes are read, never rendered" in both.stderr
+    )
+
+
+def test_a_limit_below_its_request_shows_both_values(tmp_path: Path) -> None:
+    """Issue 32: every comparison error shows both values (Kubernetes prints the request as the
+    invalid value; render's message says it too)."""
+    lowered = TRAINJOB.replace(
+        "limits:\n                                memory: 64Gi", "limits:\n" + " " * 32 + "memory: 8Gi"
+    )
+    assert lowered != TRAINJOB
+    write(tmp_path / "runtime.yaml", RUNTIME)
+    write(tmp_path / "trainjob.yaml", lowered)
+    done = _installed(tmp_path, ".")
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert (
+        ".resources.requests.memory: request of 64Gi must be less than or equal to memory limit of 8Gi" in done.stderr
+    )
+
+
+def test_a_value_under_the_crds_minimum_is_shown_with_it(tmp_path: Path) -> None:
+    """Issue 32: a TrainJob field below the CRD's minimum names the value as well as the minimum."""
+    lowered = TRAINJOB.replace("numNodes: 2", "numNodes: -3")
+    assert lowered != TRAINJOB
+    write(tmp_path / "runtime.yaml", RUNTIME)
+    write(tmp_path / "trainjob.yaml", lowered)
+    done = _installed(tmp_path, ".")
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert "spec.trainer.numNodes: -3 should be greater than or equal to 0" in done.stderr, done.stderr
+
+
 def test_json_output_holds_the_same_objects_as_yaml(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

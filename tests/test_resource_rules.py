@@ -170,17 +170,17 @@ CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, object, object]]]] =
     (
         "negative",
         {"limits": {"memory": "-1Gi"}},
-        [(f"{R}.limits.memory", "must be greater than or equal to 0", "-1Gi", None)],
+        [(f"{R}.limits.memory", "-1Gi must be greater than or equal to 0", "-1Gi", None)],
     ),
     (
         "request above limit",
         {"limits": {"memory": "8Gi"}, "requests": {"memory": "16Gi"}},
-        [(f"{R}.requests.memory", "must be less than or equal to memory limit of 8Gi", "16Gi", "8Gi")],
+        [(f"{R}.requests.memory", "request of 16Gi must be less than or equal to memory limit of 8Gi", "16Gi", "8Gi")],
     ),
     (
         "request above limit, compared by value",
         {"limits": {"cpu": "1000m"}, "requests": {"cpu": "1.5"}},
-        [(f"{R}.requests.cpu", "must be less than or equal to cpu limit of 1", "1.5", "1000m")],
+        [(f"{R}.requests.cpu", "request of 1500m must be less than or equal to cpu limit of 1", "1.5", "1000m")],
     ),
     ("equal by value in other spellings", {"limits": {"memory": "1Gi"}, "requests": {"memory": 1073741824}}, []),
     ("extended resource limit only", {"limits": {GPU: "1"}}, []),
@@ -193,7 +193,7 @@ CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, object, object]]]] =
     (
         "extended resource request below limit",
         {"limits": {GPU: "2"}, "requests": {GPU: "1"}},
-        [(f"{R}.requests[{GPU}]", f"must be equal to {GPU} limit of 2", "1", "2")],
+        [(f"{R}.requests[{GPU}]", f"request of 1 must be equal to {GPU} limit of 2", "1", "2")],
     ),
     (
         "extended resource fraction",
@@ -224,7 +224,7 @@ CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, object, object]]]] =
     (
         "hugepages request differs from limit",
         {"limits": {"hugepages-1Gi": "2Gi", "cpu": "1"}, "requests": {"hugepages-1Gi": "1Gi"}},
-        [(f"{R}.requests.hugepages-1Gi", "must be equal to hugepages-1Gi limit of 2Gi", "1Gi", "2Gi")],
+        [(f"{R}.requests.hugepages-1Gi", "request of 1Gi must be equal to hugepages-1Gi limit of 2Gi", "1Gi", "2Gi")],
     ),
     (
         "hugepages with an unparseable page size",
@@ -274,7 +274,7 @@ CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, object, object]]]] =
         [
             (f"{R}.limits.cpu", f"'x' is not a quantity: {GRAMMAR}", "x", None),
             (f"{R}.limits[{GPU}]", "must be an integer", "1.5", None),
-            (f"{R}.requests.memory", "must be less than or equal to memory limit of 8Gi", "9Gi", "8Gi"),
+            (f"{R}.requests.memory", "request of 9Gi must be less than or equal to memory limit of 8Gi", "9Gi", "8Gi"),
             (f"{R}.limits[example.com/fpga]", "Limit must be set for non overcommitable resources", None, "1"),
             (f"{R}.claims[0].name", "Required value", None, None),
         ],

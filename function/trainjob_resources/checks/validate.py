@@ -211,7 +211,9 @@ def _attribute(violation: Violation, effective: Effective) -> Violation:
         # Reported at the other side of the pair: the values are the ones at that field.
         rel = fieldpath.child(counterpart_section, name)
         origin = "defaulted from the limit" if defaulted else f"from {own.label}"
-        value = "" if violation.current_value is None else f" {violation.current_value}"
+        # A proposed fix comes with a message that shows the value already (a comparison, a misspelling).
+        shows_value = violation.current_value is None or violation.proposed_value is not None
+        value = "" if shows_value else f" {violation.current_value}"
         here = (effective.requirements.get(counterpart_section) or {}).get(name)
         proposed = violation.current_value if section == "requests" else None
         message = violation.message

@@ -111,11 +111,13 @@ def validate_resource_requirements(requirements: Mapping[str, Any], path: str) -
             limit = parsed_limits[name]
             if request is None or limit is None:
                 continue
+            # validation.go's field.Invalid(reqPath, requestQuantity.String(), "must be ... limit of ..."):
+            # Kubernetes prints the request as the invalid value; the message shows both sides here too.
             detail = f"{name} limit of {limit.canonical()}"
             if request != limit and not overcommit:
-                message = f"must be equal to {detail}"
+                message = f"request of {request.canonical()} must be equal to {detail}"
             elif request > limit:
-                message = f"must be less than or equal to {detail}"
+                message = f"request of {request.canonical()} must be less than or equal to {detail}"
             else:
                 continue
             out.append(Violation(field_path, message, current_value=raw, proposed_value=limits[name]))
@@ -147,7 +149,8 @@ def _check_entry(name: object, raw: object, path: str, out: list[Violation]) -> 
         out.append(Violation(path, message, current_value=raw, proposed_value=fix))
         return None
     if quantity.is_negative():
-        out.append(Violation(path, "must be greater than or equal to 0", current_value=raw))
+        # validation.go ValidateNonnegativeQuantity: field.Invalid(fldPath, value.String(), isNegativeErrorMsg).
+        out.append(Violation(path, f"{quantity.canonical()} must be greater than or equal to 0", current_value=raw))
     if isinstance(name, str) and _is_integer_resource(name) and not _is_whole(quantity):
         out.append(Violation(path, "must be an integer", current_value=raw))
     if isinstance(name, str) and name.startswith(_HUGEPAGES) and not _hugepage_divisible(name, quantity):

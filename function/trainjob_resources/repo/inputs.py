@@ -51,6 +51,8 @@ class Inputs:
     # The runtimes read from --runtimes: the platform's, not the repository's (process(platform=)).
     platform: list[Item] = field(default_factory=list)
     skip: set[str] = field(default_factory=set)  # real paths never read as inputs (the --config file)
+    # While the inputs are read: the real paths given to --runtimes (-> as given), left to the platform.
+    platform_paths: dict[str, str] = field(default_factory=dict)
 
     @property
     def platform_ids(self) -> frozenset[int]:
@@ -109,8 +111,11 @@ def load(request: ReadRequest, environ: Mapping[str, str] | None = None) -> tupl
     platform = _platform_config(config, inputs.reader)
     if config:
         inputs.skip.add(os.path.realpath(config))
+    inputs.platform_paths = {os.path.realpath(raw): raw for raw in request.runtimes if raw != "-"}
     for raw in request.paths:
+        _refuse_platform_path(raw, inputs.platform_paths)
         _read_path(raw, inputs, default_root, timeout)
+    inputs.platform_paths = {}
     if request.runtimes:
         _read_runtimes(request.runtimes, inputs, default_root, timeout)
     _take_configs(inputs)
@@ -145,8 +150,34 @@ def _default_root(root: str | None, environ: Mapping[str, str] | None) -> Root:
                     f"ARGOCD_APP_SOURCE_PATH {shown(source)}: spells the whole current folder, so the repository "
                     "root would be /; refused (pass --root)"
                 )
-            return Root(os.path.realpath(repository), os.path.relpath(repository, cwd))
+            return Root(os.path.realpath(repository), os.path.relpath(repository, cwd), widened_by_flag=False)
     return Root(os.path.realpath(cwd), ".")
+
+
+def _refuse_platform_path(raw: str, platform_paths: Mapping[str, str]) -> None:
+    """An input that is (or is inside) a ``--runtimes`` path cannot be both the repository's and the
+    platform's; one inside the folder being read is left to the platform by ``_walk``."""
+    if raw == "-":
+        return
+    real = os.path.realpath(raw)
+    for platform_real, given in platform_paths.items():
+        if real == platform_real or real.startswith(platform_real.rstrip(os.sep) + os.sep):
+            raise RenderError(
+                f"{shown(raw)}: also given as --runtimes {shown(given)}: the platform's runtimes are read, never "
+                "rendered; give the repository's folder as the input, or drop it from --runtimes"
+            )
+
+
+def _left_to_platform(real: str, label: str, inputs: Inputs) -> bool:
+    """Whether a file or folder met while reading the inputs was given to ``--runtimes`` (then it is
+    read as the platform's, once, and not as the repository's: noted)."""
+    given = inputs.platform_paths.get(real)
+    if given is None:
+        return False
+    inputs.notes.append(
+        f"note: {shown(label)}: not an input: read as the platform's runtimes (--runtimes {shown(given)})"
+    )
+    return True
 
 
 def _read_path(raw: str, inputs: Inputs, default_root: Root, timeout: float) -> None:
@@ -253,7 +284,7 @@ def _walk(
     from .sources import MAX_FOLDER_DEPTH
 
     reader = inputs.reader
-    if not reader.first_time(real_dir, label):
+    if _left_to_platform(real_dir, label, inputs) or not reader.first_time(real_dir, label):
         return
     if depth > MAX_FOLDER_DEPTH:
         raise RenderError(f"{shown(label)}: folders nested more than {MAX_FOLDER_DEPTH} deep")
@@ -263,7 +294,11 @@ def _walk(
     for real, entry_label, size in reader.walk(real_dir, label, root):
         if size is None:
             _walk(real, entry_label, root, inputs, tasks, depth + 1)
-        elif real not in inputs.skip and reader.first_time(real, entry_label):
+        elif (
+            real not in inputs.skip
+            and not _left_to_platform(real, entry_label, inputs)
+            and reader.first_time(real, entry_label)
+        ):
             tasks.append((real, entry_label, size))
 
 

@@ -68,6 +68,8 @@ class Root:
 
     real: str
     label: str
+    # Whether --root may widen it: not under Argo CD, whose checkout is all the repository there is.
+    widened_by_flag: bool = True
 
     def contains(self, real: str) -> bool:
         return real == self.real or real.startswith(self.real.rstrip(os.sep) + os.sep)
@@ -90,10 +92,12 @@ class Reader:
         """The real path of ``path``; a RenderError if it is not inside ``root``."""
         real = os.path.realpath(path)
         if not root.contains(real):
-            raise RenderError(
-                f"{shown(label)}: leads outside {shown(root.label)} (through a symbolic link or ..): "
-                "refused; render reads nothing outside the folder it was given"
-            )
+            if root.contains(os.path.abspath(path)):  # a link leads out: no --root makes that the tenant's
+                raise RenderError(
+                    f"{shown(label)}: leads outside {shown(root.label)} (through a symbolic link or ..): "
+                    "refused; render reads nothing outside the folder it was given"
+                )
+            raise RenderError(f"{shown(label)}: leads outside {shown(root.label)} (through ..): {_widen(real, root)}")
         return real
 
     def first_time(self, real: str, label: str) -> bool:
@@ -201,6 +205,20 @@ def _kind(mode: int) -> str:
 def _names(names: list[str]) -> str:
     listed = ", ".join(shown(n) for n in names[:_SHOWN_LIMIT])
     return listed + (f" and {len(names) - _SHOWN_LIMIT} more" if len(names) > _SHOWN_LIMIT else "")
+
+
+def _widen(real: str, root: Root) -> str:
+    """What to do about a relative path that climbs out of ``root``: the ``--root`` that holds both
+    (relative to the current folder), unless only ``/`` would, or the root is Argo CD's checkout."""
+    if not root.widened_by_flag:
+        return "refused; it is outside the repository Argo CD checked out (vendor it into the repository)"
+    common = os.path.commonpath([root.real, real])
+    if common == os.sep:
+        return "refused; render reads nothing outside the folder it was given"
+    return (
+        "refused; render reads nothing outside its root: pass --root "
+        f"{shown(os.path.relpath(common))} (the repository's root, or any folder that holds both)"
+    )
 
 
 def root_for(path: str, default_root: Root | None) -> Root:

@@ -61,7 +61,11 @@ def crd_violations(
             )
         if len(name) > 63:
             out.append(
-                Violation("metadata.name", "metadata.name must be no more than 63 characters", current_value=name)
+                Violation(
+                    "metadata.name",
+                    f"metadata.name must be no more than 63 characters, has {len(name)}",
+                    current_value=name,
+                )
             )
     spec = trainjob.get("spec") or {}
     ref = spec.get("runtimeRef") or {}
@@ -122,7 +126,7 @@ def _spec_fields(spec: Mapping[str, Any]) -> list[Violation]:
         out.append(
             Violation(
                 "spec.activeDeadlineSeconds",
-                "should be greater than or equal to 1 (the TrainJob CRD's Minimum)",
+                f"{deadline} should be greater than or equal to 1 (the TrainJob CRD's Minimum)",
                 current_value=deadline,
             )
         )
@@ -161,7 +165,9 @@ def _pod(pod: Mapping[str, Any], path: str) -> list[Violation]:
     if isinstance(grace, int) and grace < 0:
         out.append(
             Violation(
-                f"{path}.terminationGracePeriodSeconds", "should be greater than or equal to 0", current_value=grace
+                f"{path}.terminationGracePeriodSeconds",
+                f"{grace} should be greater than or equal to 0",
+                current_value=grace,
             )
         )
     for field, most, key in _POD_LISTS:
@@ -184,12 +190,16 @@ def _trainer(trainer: Any) -> list[Violation]:
         out += _list(trainer.get(field), path, field, most, key)
     num_nodes = trainer.get("numNodes")
     if isinstance(num_nodes, int) and num_nodes < 0:
-        out.append(Violation(f"{path}.numNodes", "should be greater than or equal to 0", current_value=num_nodes))
+        out.append(
+            Violation(f"{path}.numNodes", f"{num_nodes} should be greater than or equal to 0", current_value=num_nodes)
+        )
     per_node = trainer.get("numProcPerNode")
     if isinstance(per_node, int) and per_node < 1:
         out.append(
             Violation(
-                f"{path}.numProcPerNode", "numProcPerNode must be greater than or equal to 1", current_value=per_node
+                f"{path}.numProcPerNode",
+                f"numProcPerNode {per_node} must be greater than or equal to 1",
+                current_value=per_node,
             )
         )
     return out
@@ -308,7 +318,9 @@ def _length(value: Any, path: str, most: int, least: int = 0) -> list[Violation]
     if len(value) > most:
         return [
             Violation(
-                path, f"may not be more than {most} characters (the TrainJob CRD's MaxLength)", current_value=value
+                path,
+                f"may not be more than {most} characters (the TrainJob CRD's MaxLength), has {len(value)}",
+                current_value=value,
             )
         ]
     if len(value) < least:

@@ -9,20 +9,11 @@ from ...values.violations import Violation
 from ..context import TrainJobContext
 from ..policy import evaluate
 from .framework import Rule, key_of
-from .reads import (
-    CONTAINER_SITES,
-    MANAGERS,
-    NAMESPACE_POLICY,
-    NUM_NODES,
-    PATCHED_RESOURCES,
-    RESOURCES_PER_NODE,
-    RUNTIME,
-    TOPOLOGY,
-)
+from .reads import MANAGERS, NAMESPACE_POLICY, NUM_NODES, RESOURCES_PER_NODE, RUNTIME, SIZED_CONTAINERS, TOPOLOGY
 from .stages import POLICY
 
 # The pods themselves, but for how many there are: TrainJobs that differ in numNodes alone share them.
-_POD_READS = (RUNTIME, NAMESPACE_POLICY, TOPOLOGY, MANAGERS, RESOURCES_PER_NODE, CONTAINER_SITES, PATCHED_RESOURCES)
+_POD_READS = (RUNTIME, NAMESPACE_POLICY, TOPOLOGY, MANAGERS, RESOURCES_PER_NODE, SIZED_CONTAINERS)
 
 
 def _check(context: TrainJobContext, _: Any) -> list[Violation]:

@@ -67,5 +67,13 @@ TOPOLOGY = Read("topology", lambda c, _: c.topology)
 NUM_NODES = Read("numNodes", _num_nodes)
 # The namespace, where it has LimitRanges or ResourceQuotas in the bundle.
 NAMESPACE_POLICY = Read("namespace policy", _namespace_policy)
+# The ContainerPatches that write resources: where (findings point there), which container, and what
+# they say; without where, for results that name no place. Sites without resources add nothing to
+# the pods (``explain``), nor does a patch's env.
+SIZED_CONTAINERS = Read(
+    "sized containers",
+    lambda c, _: repr([(s.resources_path, s.key, s.resources) for s in c.sites if s.resources is not None]),
+    lambda c, _: repr([(s.key, s.resources) for s in c.sites if s.resources is not None]),
+)
 # An effective-scope rule's subject: a container's resources and where each value came from.
 EFFECTIVE = Read("effective resources", _effective)

@@ -66,12 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp, ControlPlane() as cp:
         _, folder = write(options.n, Path(tmp) / "bundle")
-        # Trainer v2.3.0's schema has no mlPolicy.torch.numProcPerNode (the bench runtime's): the API
-        # server refuses the runtime with it (field not declared in schema).
-        runtime_file = folder / "runtime.yaml"
-        text = runtime_file.read_text().replace("    torch:\n      numProcPerNode: auto\n", "    torch: {}\n")
-        assert "numProcPerNode" not in text
-        runtime_file.write_text(text)
         for ns in NAMESPACES:
             cp.kubectl("create", "namespace", ns)
         rendered = subprocess.run(

@@ -48,27 +48,10 @@ stderr, as render prints them), 2 when the cluster cannot be reached or read, or
 def main(args: list[str]) -> int:
     options = _parser().parse_args(args)
     from ..live.cluster import Unreachable
-    from ..repo.kustomize import Interrupted
+    from .guard import guarded
     from .render import RenderError
 
-    try:
-        return _check(options)
-    except Unreachable as err:
-        sys.stderr.write(f"trainjob-resources check: error: {err}\n")
-        return 2
-    except RenderError as err:
-        sys.stderr.write(f"trainjob-resources check: error: {err}\n")
-        return 1
-    except Interrupted as stop:
-        sys.stderr.write(f"trainjob-resources check: stopped by signal {stop.signum}\n")
-        return 128 + stop.signum
-    except Exception as err:  # a bug of ours: say so plainly, keep the traceback for debugging only
-        if os.environ.get("TRAINJOB_RESOURCES_DEBUG"):
-            import traceback
-
-            traceback.print_exc()
-        sys.stderr.write(f"trainjob-resources check: internal error ({type(err).__name__}: {err}); please report it\n")
-        return 1
+    return guarded("trainjob-resources check", lambda: _check(options), ((Unreachable, 2), (RenderError, 1)))
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -47,27 +47,15 @@ class Explained:
 
 def main(args: list[str]) -> int:
     options = _parser().parse_args(args)
-    from ..repo.kustomize import Interrupted
+    from .guard import guarded
     from .render import RenderError
 
-    try:
-        resource_list, platform = _load(options)
-        explained = explain_resource_list(resource_list, options.format, platform)
-    except RenderError as err:
-        sys.stderr.write(f"trainjob-resources explain: error: {err}\n")
-        return 1
-    except Interrupted as stop:
-        sys.stderr.write(f"trainjob-resources explain: stopped by signal {stop.signum}\n")
-        return 128 + stop.signum
-    except Exception as err:  # a bug of ours: say so plainly, keep the traceback for debugging only
-        if os.environ.get("TRAINJOB_RESOURCES_DEBUG"):
-            import traceback
+    return guarded("trainjob-resources explain", lambda: _explain(options), ((RenderError, 1),))
 
-            traceback.print_exc()
-        sys.stderr.write(
-            f"trainjob-resources explain: internal error ({type(err).__name__}: {err}); please report it\n"
-        )
-        return 1
+
+def _explain(options: argparse.Namespace) -> int:
+    resource_list, platform = _load(options)
+    explained = explain_resource_list(resource_list, options.format, platform)
     for line in explained.messages:
         sys.stderr.write(line + "\n")
     sys.stdout.buffer.write(explained.output.encode())

@@ -102,28 +102,25 @@ _stderr = _Stderr()
 
 
 def main(args: list[str]) -> int:
-    from ..repo.kustomize import Interrupted
+    from .guard import guarded
 
     global _stderr
     _stderr = _Stderr()
     options = _parser().parse_args(args)
-    try:
-        code = _render(options)
-        _stderr.finish()
-        return code
-    except RenderError as err:
-        _stderr.close(f"{_application(options, os.environ)}trainjob-resources render: error: {_cut(str(err))}")
-        return 1
-    except Interrupted as stop:
-        _stderr.close(f"{_application(options, os.environ)}trainjob-resources render: stopped by signal {stop.signum}")
-        return 128 + stop.signum
-    except Exception as err:  # a bug of ours: say so plainly, keep the traceback for debugging only
-        if os.environ.get("TRAINJOB_RESOURCES_DEBUG"):
-            import traceback
+    prefix = _application(options, os.environ)
+    return guarded(
+        "trainjob-resources render",
+        lambda: _rendered(options),
+        ((RenderError, 1),),
+        lambda line: _stderr.close(prefix + line),
+        lambda err: _cut(str(err)),
+    )
 
-            traceback.print_exc()
-        sys.stderr.write(f"trainjob-resources render: internal error ({type(err).__name__}: {err}); please report it\n")
-        return 1
+
+def _rendered(options: argparse.Namespace) -> int:
+    code = _render(options)
+    _stderr.finish()
+    return code
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:

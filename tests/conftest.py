@@ -22,6 +22,7 @@ FIXTURE_MARKERS = {
     "engine": "image",
     "cluster_paths": "cluster",
     "control_plane": "cluster",
+    "kueue_control_plane": "cluster",
 }
 
 
@@ -82,8 +83,19 @@ def cluster_paths() -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def control_plane() -> Iterator[ControlPlane]:
     """The local control plane with upstream Trainer's controllers and webhooks (tests/cluster/), once per run."""
+    yield from _running(kueue=False)
+
+
+@pytest.fixture(scope="session")
+def kueue_control_plane() -> Iterator[ControlPlane]:
+    """A second control plane with upstream Kueue's controllers, scheduler and webhooks beside Trainer's
+    (tests/cluster/kueue): the Kueue tests' own, so that no other test runs under Kueue's webhooks."""
+    yield from _running(kueue=True)
+
+
+def _running(*, kueue: bool) -> Iterator[ControlPlane]:
     try:
-        cp = ControlPlane()
+        cp = ControlPlane(kueue=kueue)
     except Unavailable as absent:
         _unavailable(str(absent))
         raise AssertionError("unreachable") from absent

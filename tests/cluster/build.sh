@@ -3,9 +3,10 @@
 # into a cache folder keyed by every pinned version and the harness's source:
 #
 #   ${TRAINJOB_RESOURCES_CACHE:-$HOME/.cache/trainjob-resources}/cluster/<key>/
-#     bin/kube-apiserver bin/etcd bin/harness bin/kustomize-<v>... bin/helm-<v>
+#     bin/kube-apiserver bin/etcd bin/harness bin/kueue bin/kustomize-<v>... bin/helm-<v>
 #     crds/ (upstream Trainer's, JobSet's and scheduler-plugins' CRDs, copied out of the module cache)
 #     webhook/manifests.yaml (upstream Trainer's webhook configuration)
+#     kueue/crds/ kueue/webhook.yaml (upstream Kueue's CRDs and webhook configuration)
 #     paths.json (what tests/cluster/controlplane.py reads)
 #
 # and points ${cache}/cluster/current at it. A warm run only hashes a few files. A module that cannot
@@ -37,7 +38,8 @@ modver() { awk -v m="$1" '$1 == m && $2 ~ /^v/ { print $2; exit }' "$2"; }
 k8s_version="$(modver k8s.io/kubernetes tools/apiserver/go.mod)"
 etcd_version="$(modver go.etcd.io/etcd/server/v3 tools/etcd/go.mod)"
 trainer_version="$(modver github.com/kubeflow/trainer/v2 go.mod)"
-sources=(build.sh go.mod go.sum harness/*.go tools/*/go.mod tools/*/go.sum)
+kueue_version="$(modver sigs.k8s.io/kueue kueue/go.mod)"
+sources=(build.sh go.mod go.sum harness/*.go kueue/*.go kueue/go.mod kueue/go.sum tools/*/go.mod tools/*/go.sum)
 hash="$(
   {
     go env GOVERSION GOOS GOARCH
@@ -67,7 +69,7 @@ mkdir -p "${cache_root}"
 tmp="$(mktemp -d "${cache_root}/.build-XXXXXX")"
 chmod 755 "${tmp}"
 trap 'chmod -R u+w "${tmp}" 2>/dev/null; rm -rf "${tmp}"' EXIT
-mkdir -p "${tmp}/bin" "${tmp}/crds" "${tmp}/webhook"
+mkdir -p "${tmp}/bin" "${tmp}/crds" "${tmp}/webhook" "${tmp}/kueue/crds"
 build=(go build -p 2 -trimpath -buildvcs=false)
 
 step "kube-apiserver (k8s.io/kubernetes ${k8s_version})"
@@ -80,6 +82,8 @@ step "etcd (go.etcd.io/etcd/server/v3 ${etcd_version})"
 (cd tools/etcd && "${build[@]}" -o "${tmp}/bin/etcd" go.etcd.io/etcd/server/v3)
 step "harness (github.com/kubeflow/trainer/v2 ${trainer_version})"
 "${build[@]}" -o "${tmp}/bin/harness" ./harness
+step "kueue harness (sigs.k8s.io/kueue ${kueue_version}, its own module: Kueue builds on another Trainer)"
+(cd kueue && "${build[@]}" -o "${tmp}/bin/kueue" .)
 for v in "${KUSTOMIZE_VERSIONS[@]}"; do
   step "kustomize ${v}"
   # The version kustomize's release build stamps (v5.4 reports "(devel)" without it).
@@ -113,6 +117,13 @@ cp "${jobset_dir}"/config/components/crd/bases/*.yaml "${tmp}/crds/"
 # not reachable here, and no volcano.sh/volcano module is served): Trainer then logs "PodGroup CRDs
 # must be installed in advance" and runs without the Volcano plugin's watches.
 cp "${sp_dir}/manifests/coscheduling/crd.yaml" "${tmp}/crds/scheduler-plugins_coscheduling_crd.yaml"
+# Kueue's CRDs as controller-gen writes them (config/components/crd/bases: no conversion webhook, which
+# its kustomization patches in; the harness reads and writes v1beta2, the stored version) and its
+# webhook configuration (config/components/webhook/manifests.yaml; the harness keeps the webhooks it serves).
+kueue_dir="$(cd kueue && go mod download sigs.k8s.io/kueue && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)"
+cp "${kueue_dir}"/config/components/crd/bases/kueue.x-k8s.io_*.yaml "${tmp}/kueue/crds/"
+cp "${kueue_dir}/config/components/webhook/manifests.yaml" "${tmp}/kueue/webhook.yaml"
+kueue_trainer="$(modver github.com/kubeflow/trainer/v2 kueue/go.mod)"
 # The webhook configuration as upstream deploys it: manifests/base/webhook built with its patches,
 # which add the objectSelector that lets a runtime labelled trainer.kubeflow.org/webhook-validation:
 # disabled through (patch_validating.yaml). Upstream's framework.go installs manifests.yaml without
@@ -126,7 +137,8 @@ step "paths.json"
 OUT="${out}" TMP="${tmp}" K8S="${k8s_version}" ETCD="${etcd_version}" TRAINER="${trainer_version}" \
   KVERS="${KUSTOMIZE_VERSIONS[*]}" HELM="${HELM_VERSION}" GOVERSION="$(go env GOVERSION)" \
   JOBSET="$(modver sigs.k8s.io/jobset go.mod)" CR="$(modver sigs.k8s.io/controller-runtime go.mod)" \
-  SP="$(modver sigs.k8s.io/scheduler-plugins go.mod)" python3 - <<'EOF'
+  SP="$(modver sigs.k8s.io/scheduler-plugins go.mod)" KUEUE="${kueue_version}" KUEUE_TRAINER="${kueue_trainer}" \
+  python3 - <<'EOF'
 import json, os
 e = os.environ
 out = e["OUT"]
@@ -140,6 +152,11 @@ paths = {
     "helm": b(f"helm-{e['HELM']}"),
     "crds": os.path.join(out, "crds"),
     "webhook": os.path.join(out, "webhook", "manifests.yaml"),
+    "kueue": {
+        "harness": b("kueue"),
+        "crds": os.path.join(out, "kueue", "crds"),
+        "webhook": os.path.join(out, "kueue", "webhook.yaml"),
+    },
     "versions": {
         "kubernetes": e["K8S"],
         "etcd": e["ETCD"],
@@ -147,6 +164,8 @@ paths = {
         "jobset": e["JOBSET"],
         "scheduler-plugins": e["SP"],
         "controller-runtime": e["CR"],
+        "kueue": e["KUEUE"],
+        "kueue-trainer": e["KUEUE_TRAINER"],
         "kustomize": e["KVERS"].split(),
         "helm": e["HELM"],
         "go": e["GOVERSION"],

@@ -3,7 +3,9 @@
 `make cluster` (tests/cluster/build.sh) builds everything by Go module version into a cache folder and
 writes a `paths.json` there; `tool_paths()` reads it. `ControlPlane().start()` runs the harness
 (tests/cluster/harness: envtest's etcd and kube-apiserver with upstream's CRDs and webhook
-configuration, Trainer's controllers and webhooks in-process) and talks to it with the machine's kubectl.
+configuration, Trainer's controllers and webhooks in-process) and talks to it with the machine's kubectl;
+``ControlPlane(kueue=True)`` runs upstream Kueue's controllers, scheduler and webhooks beside it
+(tests/cluster/kueue).
 
     from tests.cluster.controlplane import ControlPlane, tool_paths, tools
 
@@ -116,14 +118,26 @@ class ControlPlane:
     thread that started it exits (Linux's parent-death signal), and stops when its stdin closes.
     """
 
-    def __init__(self, paths: dict[str, Any] | None = None, kubectl: str | None = None, verbosity: int = 0) -> None:
+    def __init__(
+        self,
+        paths: dict[str, Any] | None = None,
+        kubectl: str | None = None,
+        verbosity: int = 0,
+        *,
+        kueue: bool = False,
+    ) -> None:
         self.paths = paths if paths is not None else require_paths()
+        # With kueue: upstream Kueue's controllers, scheduler and webhooks too (tests/cluster/kueue).
+        self.kueue = kueue
+        if kueue and not os.access(str((self.paths.get("kueue") or {}).get("harness")), os.X_OK):
+            raise Unavailable(f"the Kueue harness is not built ({paths_file()} names none): make cluster")
         self.kubectl_path = kubectl or find_kubectl()
         self.verbosity = verbosity
         self.versions: dict[str, Any] = self.paths.get("versions", {})
         self.server = ""
         self.start_seconds = 0.0
         self._proc: subprocess.Popen[str] | None = None
+        self._kueue: subprocess.Popen[str] | None = None
         self._dir: Path | None = None
         self._log: Any = None
 
@@ -160,8 +174,29 @@ class ControlPlane:
         self._proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True, env=env
         )
+        ready = self._ready(self._proc, "the harness", started + timeout)
+        self.server = ready["server"]
+        if self.kueue:
+            kueue = self.paths["kueue"]
+            cmd = [
+                kueue["harness"],
+                f"--kubeconfig={self.kubeconfig}",
+                f"--crds={kueue['crds']}",
+                f"--webhook={kueue['webhook']}",
+                f"--v={self.verbosity}",
+                f"--start-timeout={int(timeout)}s",
+            ]
+            self._kueue = subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True, env=env
+            )
+            self._ready(self._kueue, "the Kueue harness", started + timeout)
+        self.start_seconds = time.monotonic() - started
+        return self
+
+    def _ready(self, proc: subprocess.Popen[str], what: str, deadline: float) -> dict[str, Any]:
+        """The JSON of the process's ``READY`` line; stops everything if it exits or times out first."""
         lines: queue.Queue[str | None] = queue.Queue()
-        stdout = self._proc.stdout
+        stdout = proc.stdout
         assert stdout is not None
 
         def read() -> None:
@@ -170,37 +205,37 @@ class ControlPlane:
             lines.put(None)
 
         threading.Thread(target=read, daemon=True).start()
-        deadline = started + timeout
         while True:
             try:
                 line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
             except queue.Empty:
                 self.stop()
-                raise TimeoutError(f"the harness printed no READY within {timeout:.0f}s") from None
+                raise TimeoutError(f"{what} printed no READY in time") from None
             if line is None:
-                code = self._proc.wait()
+                code = proc.wait()
                 tail = self.log_path.read_text()[-4000:]
                 self.stop()
-                raise RuntimeError(f"the harness exited {code} before READY; its log ends:\n{tail}")
+                raise RuntimeError(f"{what} exited {code} before READY; the log ends:\n{tail}")
             if line.startswith("READY "):
-                ready = json.loads(line[len("READY ") :])
-                self.server = ready["server"]
-                self.start_seconds = time.monotonic() - started
-                return self
+                ready: dict[str, Any] = json.loads(line[len("READY ") :])
+                return ready
 
     def stop(self) -> None:
+        kueue, self._kueue = self._kueue, None
         proc, self._proc = self._proc, None
-        if proc is not None:
+        for running in (kueue, proc):  # Kueue's harness first: it talks to the other's apiserver
+            if running is None:
+                continue
             with contextlib.suppress(OSError):
-                if proc.stdin is not None:
-                    proc.stdin.close()
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
+                if running.stdin is not None:
+                    running.stdin.close()
+            if running.poll() is None:
+                running.send_signal(signal.SIGTERM)
             try:
-                proc.wait(timeout=40)
+                running.wait(timeout=40)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                running.kill()
+                running.wait()
         if self._dir is not None:
             _kill_leftovers(str(self._dir))
         if self._log is not None:
@@ -312,9 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--kubeconfig", required=True, metavar="FILE", help="where to write the admin kubeconfig")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the start (default: 120)")
+    parser.add_argument("--kueue", action="store_true", help="run upstream Kueue's controllers and webhooks too")
     options = parser.parse_args(argv)
     try:
-        cp = ControlPlane()
+        cp = ControlPlane(kueue=options.kueue)
     except Unavailable as absent:
         sys.stderr.write(f"controlplane: {absent}\n")
         return 2
@@ -339,7 +375,8 @@ def main(argv: list[str] | None = None) -> int:
         target.chmod(0o600)
         sys.stdout.write(
             f"control plane up in {cp.start_seconds:.1f}s at {cp.server} (Kubernetes "
-            f"{cp.versions.get('kubernetes', '?')}, Trainer {cp.versions.get('trainer', '?')}); kubeconfig: "
+            f"{cp.versions.get('kubernetes', '?')}, Trainer {cp.versions.get('trainer', '?')}"
+            f"{', Kueue ' + str(cp.versions.get('kueue', '?')) if cp.kueue else ''}); kubeconfig: "
             f"{target}\n"
         )
         sys.stdout.flush()

@@ -31,8 +31,8 @@ and does not have are read from the cluster (the installed ones); with it, each 
 with the installed runtime (runtime-drift).
 
 Findings (docs/check.md): runtime-ref-immutable, runtime-missing, runtime-in-use, quota-exceeded,
-forbidden (errors); runtime-drift, trainer-version (warnings); snapshot-kept (info). Kueue's
-queue-exceeded is not built yet.
+queue-exceeded (Kueue), forbidden (errors); runtime-drift, trainer-version (warnings);
+snapshot-kept (info).
 
 Reads with list calls per kind and namespace. Access (forbidden) is asked with
 SelfSubjectAccessReviews, as --as USER when given (impersonation: the kubeconfig's identity must
@@ -196,22 +196,25 @@ def _applied(item: Item) -> dict[str, Any]:
 def _views(
     cluster: Cluster, resource_list: ResourceList, platform: frozenset[int], written: list[Any], live: Live
 ) -> dict[str, TrainJobPods]:
-    """The pods of each TrainJob a quota may have to hold (in a namespace with a ResourceQuota; not live, or
-    live and suspended), as ``explain`` counts them, with the namespace's live LimitRanges."""
+    """The pods of each TrainJob a quota or a Kueue queue may have to hold (in a namespace with a
+    ResourceQuota, or labelled with a queue where Kueue is served; not live, or live and suspended), as
+    ``explain`` counts them, with the namespace's live LimitRanges."""
     from ..checks.bundle import index
     from ..checks.config import ConfigError, parse_config
     from ..live import findings, gather
+    from ..live.queues import queue_name
     from ..trainer.api import TRAINJOB_KIND
     from ..values.keys import LOCAL_CONFIG
     from .explain import explain_item
 
     quoted = {findings.namespace_of(q) for q in live.quotas}
+    queued = bool(live.kueue.version)
     running = {f"{findings.namespace_of(t)}/{findings.name_of(t)}" for t in live.trainjobs if not findings.suspended(t)}
     wanted = {
         key
         for v in written
         if findings.is_trainer(v, (TRAINJOB_KIND,))
-        and findings.namespace_of(v) in quoted
+        and (findings.namespace_of(v) in quoted or (queued and queue_name(v) is not None))
         and (key := f"{findings.namespace_of(v)}/{findings.name_of(v)}") not in running
     }
     if not wanted:

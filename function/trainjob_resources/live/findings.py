@@ -21,6 +21,7 @@ from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME
 from ..values.records import MutableRecord, Record
 from ..yamltext import yamlnodes as yn
 from . import compare
+from .queues import KueueObjects, exceeded
 from .report import Finding, object_name
 
 # The release of Trainer whose API and webhooks the function's rules follow (README: upstream v2.3.0).
@@ -169,7 +170,7 @@ class Denial(Record):
 class Live(MutableRecord):
     """What ``check`` read of the cluster."""
 
-    __slots__ = ("crds", "quotas", "runtimes", "snapshots", "trainer", "trainjobs")
+    __slots__ = ("crds", "kueue", "quotas", "runtimes", "snapshots", "trainer", "trainjobs")
 
     def __init__(self) -> None:
         self.trainjobs: list[dict[str, Any]] = []  # in the namespaces read (or every namespace)
@@ -180,6 +181,7 @@ class Live(MutableRecord):
         self.crds: dict[str, dict[str, Any]] = {}  # by name
         # (what Trainer's release is, or None; what was read to tell it)
         self.trainer: tuple[str | None, str] = (None, "nothing read")
+        self.kueue = KueueObjects()  # read only when a TrainJob the sync starts is queued
 
 
 class Render(MutableRecord):
@@ -213,6 +215,7 @@ def find(render: Render, live: Live) -> list[Finding]:
         *runtime_missing(render, live),
         *runtime_in_use(render, live),
         *quota_exceeded(render, live),
+        *queue_exceeded(render, live),
         *runtime_drift(render, live),
         *snapshot_kept(render, live),
         *trainer_version(live),
@@ -370,6 +373,11 @@ def quota_exceeded(render: Render, live: Live) -> list[Finding]:
         used = _quantities(status.get("used") if isinstance(status, Mapping) else None)
         out += _over_quota(quota, namespace, name_of(raw), trainjobs, used, render.views)
     return out
+
+
+def queue_exceeded(render: Render, live: Live) -> list[Finding]:
+    """The queued TrainJobs the sync starts that Kueue would not admit (``queues.exceeded``)."""
+    return exceeded(starting(render, live), render.views, live.kueue)
 
 
 def _over_quota(

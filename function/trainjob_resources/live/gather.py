@@ -17,6 +17,7 @@ from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
 from .findings import (
     Denial,
     Live,
+    Render,
     RuntimeKey,
     base_refs,
     crd_name,
@@ -27,7 +28,9 @@ from .findings import (
     namespace_of,
     runtime_key,
     runtime_ref,
+    starting,
 )
+from .queues import KUEUE_GROUP, KUEUE_VERSIONS, KueueObjects, queue_name
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -90,6 +93,7 @@ def read(cluster: Cluster, objects: Sequence[Mapping[str, Any]], trainer_namespa
         live.trainer = published_release(
             public, f"ConfigMap {trainer_namespace}/{PUBLIC_CONFIGMAP}", note, live.trainer[1]
         )
+    live.kueue = kueue_objects(cluster, starting(Render([dict(o) for o in objects], [], {}), live))
     with_trainjobs = sorted(namespaces(live.trainjobs) & set(spaces))
     names = {f"{namespace_of(t)}/{name_of(t)}{SNAPSHOT_SUFFIX}" for t in live.trainjobs}
     parsed: dict[str, Any] = {}  # TrainJobs started on the same runtime content share one snapshot text
@@ -101,6 +105,29 @@ def read(cluster: Cluster, objects: Sequence[Mapping[str, Any]], trainer_namespa
             if key in names:
                 live.snapshots[key.removesuffix(SNAPSHOT_SUFFIX)] = _snapshot(cm, parsed)
     return live
+
+
+def kueue_objects(cluster: Cluster, trainjobs: Sequence[Mapping[str, Any]]) -> KueueObjects:
+    """Kueue's LocalQueues (in the namespaces of the queued TrainJobs the sync starts), ClusterQueues and
+    ResourceFlavors, in the newest version the cluster serves; nothing when no such TrainJob is queued
+    or Kueue is not installed (the label then does nothing)."""
+    spaces = sorted({namespace_of(t) for t in trainjobs if queue_name(t) is not None})
+    if not spaces:
+        return KueueObjects()
+    for version in KUEUE_VERSIONS:
+        if "ClusterQueue" in cluster.resources(f"{KUEUE_GROUP}/{version}"):
+            break
+    else:
+        return KueueObjects()
+    kueue = KueueObjects(version)
+    base = f"/apis/{KUEUE_GROUP}/{version}"
+    paths = [f"{base}/clusterqueues", f"{base}/resourceflavors"]
+    paths += [f"{base}/namespaces/{ns}/localqueues" for ns in spaces]
+    cluster_queues, flavors, *local_queues = cluster.lists(paths)
+    kueue.cluster_queues = {name_of(q): q for q in cluster_queues}
+    kueue.flavors = {name_of(f): f for f in flavors}
+    kueue.local_queues = {f"{namespace_of(q)}/{name_of(q)}": q for found in local_queues for q in found}
+    return kueue
 
 
 def _snapshot(configmap: Mapping[str, Any], parsed: dict[str, Any]) -> Any:

@@ -18,6 +18,7 @@ CODES: Final = (
     "runtime-missing",
     "runtime-in-use",
     "quota-exceeded",
+    "queue-exceeded",
     "forbidden",
     "runtime-drift",
     "snapshot-kept",

@@ -16,7 +16,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from trainjob_resources.live import compare
+from trainjob_resources.kube import compare
 from trainjob_resources.live.report import CODES, Finding, ordered, render_json, render_markdown, render_table
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,6 +9,7 @@ swap), and checks the exit code, the message, and that no byte from outside the 
 from __future__ import annotations
 
 import base64
+import copy as copy_module
 import os
 import resource
 import signal
@@ -756,13 +757,38 @@ def test_the_platform_pins_derived_runtime_kind(repo: Path, tmp_path: Path) -> N
 
 
 def test_a_local_config_copy_never_stands_in_for_a_platform_runtime(repo: Path, tmp_path: Path) -> None:
+    """A copy of a runtime --runtimes supplies is matched by the cluster's identity (an overlay's
+    ``namespace:`` reaches the cluster-scoped copy too) and compared: the same runtime is the
+    platform's; another is refused, naming both files and the first field, with both values."""
     platform = write(tmp_path / "platform" / "runtime.yaml", RUNTIME)
     copy = yaml.safe_load(RUNTIME)
     copy["metadata"].setdefault("annotations", {})["config.kubernetes.io/local-config"] = "true"
-    write(repo / "app" / "runtime.yaml", yaml.safe_dump(copy))
-    out = render(repo / "app", "--runtimes", str(platform.parent))
-    assert (out.code, out.stdout) == (1, ""), out
-    assert "a local-config copy of a runtime the platform supplies" in out.stderr, out
+    os.remove(repo / "app" / "runtime.yaml")
+    write(repo / "base" / "kustomization.yaml", "resources:\n- runtime.yaml\n- trainjob.yaml\n")
+    write(repo / "base" / "trainjob.yaml", TRAINJOB)
+    write(repo / "overlay" / "kustomization.yaml", "namespace: team-a\nresources:\n- ../base\n")
+    without_copy = render(repo / "app", "--runtimes", str(platform.parent))
+    assert without_copy.code == 0, without_copy
+    for app in ("app", "overlay"):
+        copy_path = repo / ("app" if app == "app" else "base") / "runtime.yaml"
+        write(copy_path, yaml.safe_dump(copy))
+        same = render(repo / app, "--runtimes", str(platform.parent), "--root", str(repo))
+        assert same.code == 0, same
+        if app == "app":
+            assert same.stdout == without_copy.stdout, "the same runtime: the platform's is read"
+        stale = copy_module.deepcopy(copy)
+        loader = stale["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+        loader["initContainers"][0]["image"] = "busybox:1.35"
+        write(copy_path, yaml.safe_dump(stale))
+        out = render(repo / app, "--runtimes", str(platform.parent), "--root", str(repo))
+        assert (out.code, out.stdout) == (1, ""), out
+        where = "./runtime.yaml" if app == "app" else "../base/runtime.yaml"
+        assert (
+            f"{where}: ClusterTrainingRuntime pytorch-distributed: a local-config copy of a runtime the platform "
+            f"supplies ({platform}, --runtimes) that differs from it at spec.template.spec.replicatedJobs[node]"
+            '.template.spec.template.spec.initContainers[data-loader].image: "busybox:1.35" in the copy, '
+            "\"busybox:1.36\" in the platform's; remove the copy (the platform's runtime is what the cluster runs)"
+        ) in out.stderr, out
 
 
 def test_snake_case_options_are_refused_by_render_and_by_the_function(repo: Path) -> None:

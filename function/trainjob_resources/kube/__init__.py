@@ -1,6 +1,7 @@
 """Kubernetes' own rules, as the API server and the scheduler apply them: quantities
 (``quantity``), what a container's resources may say (``resource_rules``), a pod's effective
-resources (``podmath``) and the strategic merge of resource requirements (``merge``).
+resources (``podmath``), the strategic merge of resource requirements (``merge``), and objects
+compared as the API server stores them, with their CRD's defaults applied (``compare``).
 
 May import: ``values``.
 """

@@ -1,7 +1,6 @@
 """The live cluster, for ``check`` only: what a sync of the render would do to it. The Kubernetes API
 read with the ``kubernetes`` client (``cluster``, the only module that imports it, and only
-``check`` imports that module), the objects compared with their CRD's defaults applied
-(``compare``), the findings (``findings``) and their report (``report``).
+``check`` imports that module), the findings (``findings``) and their report (``report``).
 
 May import: every layer below the CLI (``repo`` included).
 """

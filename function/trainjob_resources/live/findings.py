@@ -16,11 +16,11 @@ from ..checks.policy import Quota, pod_usage, read_quota
 from ..checks.policy import _scopes_match as scopes_match
 from ..checks.provenance import DERIVED_FROM, DERIVED_LABEL, RUNTIME_REF
 from ..krm.resource_list import Item
+from ..kube import compare
 from ..kube.quantity import Quantity, QuantityError, parse_quantity
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
 from ..values.records import MutableRecord, Record
 from ..yamltext import yamlnodes as yn
-from . import compare
 from .queues import KueueObjects, exceeded
 from .report import Finding, object_name
 

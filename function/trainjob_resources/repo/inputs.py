@@ -8,12 +8,14 @@ objects to print once the function has run, without the annotations reading adde
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
+from ..trainer.api import NAMESPACED_RUNTIME_KIND
 from ..values.keys import INDEX_ANNOTATIONS, LOCAL_CONFIG, PATH_ANNOTATIONS
 from ..values.records import Record
 from ..yamltext.documents import split_documents
@@ -337,18 +339,56 @@ def _read_runtimes(paths: Sequence[str], inputs: Inputs, default_root: Root, tim
                 f"--runtimes {shown(raw)}: no TrainingRuntime or ClusterTrainingRuntime found there "
                 "(trainer.kubeflow.org)"
             )
-    supplied = {
-        (item.kind, item.namespace, item.name): item.annotation(PATH_KEY) or "--runtimes" for item in inputs.platform
-    }
+    _compare_copies(inputs)
+
+
+def _cluster_identity(item: Item) -> tuple[str, str, str, str]:
+    """A runtime as the cluster names it: a ClusterTrainingRuntime has no namespace, whatever an
+    overlay's ``namespace:`` wrote into the copy (kustomize's namespace transformer sets it on every
+    object it does not know to be cluster-scoped, and it does not know Trainer's kinds)."""
+    return (item.group, item.kind, item.namespace if item.kind == NAMESPACED_RUNTIME_KIND else "", item.name)
+
+
+def _compare_copies(inputs: Inputs) -> None:
+    """A repository's local-config copy of a runtime the platform supplies: the same runtime (spec and
+    labels) is dropped, the platform's is read; another is an error naming both files and the first
+    field where they differ, with both values (the caps would be checked on the copy, the cluster
+    runs the platform's)."""
+    from ..kube.compare import first_difference
+
+    supplied = {_cluster_identity(item): item for item in inputs.platform}
     platform = {id(item) for item in inputs.platform}
+    kept = []
     for item in inputs.items:
-        found_at = supplied.get((item.kind, item.namespace, item.name))
-        if found_at is not None and id(item) not in platform and item.annotation(LOCAL_CONFIG) == "true":
-            # The platform's runtime is what the cluster runs; a tenant's copy would be what caps are checked on.
-            inputs.errors.append(
-                f"error: {item.annotation(PATH_KEY) or STDIN_LABEL}: {item.kind} {shown(item.name)}: a local-config "
-                f"copy of a runtime the platform supplies ({found_at}, --runtimes); remove the copy"
-            )
+        theirs = supplied.get(_cluster_identity(item))
+        if theirs is None or id(item) in platform or item.annotation(LOCAL_CONFIG) != "true":
+            kept.append(item)
+            continue
+        mine, its = item.value(), theirs.value()
+        difference = first_difference(_content(mine), _content(its))
+        if difference is None:
+            continue
+        path, here, there = difference
+        inputs.errors.append(
+            f"error: {item.annotation(PATH_KEY) or STDIN_LABEL}: {item.kind} {shown(item.name)}: a local-config "
+            f"copy of a runtime the platform supplies ({theirs.annotation(PATH_KEY) or '--runtimes'}, --runtimes) "
+            f"that differs from it at {path}: {_shown_value(here)} in the copy, {_shown_value(there)} in the "
+            "platform's; remove the copy (the platform's runtime is what the cluster runs)"
+        )
+    inputs.items[:] = kept
+
+
+def _content(runtime: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = runtime.get("metadata")
+    labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
+    return {"metadata": {"labels": labels or {}}, "spec": runtime.get("spec")}
+
+
+def _shown_value(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    text = json.dumps(value, sort_keys=True, separators=(", ", ": "))
+    return shown(text if len(text) <= 120 else text[:117] + "...")
 
 
 def _decode(data: bytes, label: str) -> str:

@@ -13,11 +13,11 @@ empty structs (``resources: {}``) and drops empty values; quantities are compare
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..kube.quantity import QuantityError, parse_quantity
 from ..values import fieldpath
+from .quantity import QuantityError, parse_quantity
 
 # Maps whose values are quantities (a container's requests and limits, a pod's overhead, resourcesPerNode's).
 QUANTITY_MAPS = frozenset({"requests", "limits", "overhead"})
@@ -87,31 +87,38 @@ def _keyed(items: list[Any]) -> dict[str, Any] | None:
 
 def differing(new: Any, old: Any, path: str = "", quantities: bool = False) -> list[str]:
     """The field paths where ``new`` and ``old`` differ (lists of named maps matched by name)."""
+    return [where for where, _, _ in _differences(new, old, path, quantities)]
+
+
+def first_difference(new: Any, old: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first field where ``new`` and ``old`` differ, with the value each has there (None: absent)."""
+    return next(_differences(new, old, path, False), None)
+
+
+def _differences(new: Any, old: Any, path: str, quantities: bool) -> Iterator[tuple[str, Any, Any]]:
     if _empty(new) and _empty(old):
-        return []
+        return
     if isinstance(new, Mapping) and isinstance(old, Mapping):
-        out: list[str] = []
         for key in sorted({*new, *old}, key=str):
-            out += differing(
+            yield from _differences(
                 new.get(key), old.get(key), fieldpath.child(path, str(key)), quantities or key in QUANTITY_MAPS
             )
-        return out
+        return
     if isinstance(new, list) and isinstance(old, list):
         new_keyed, old_keyed = _keyed(new), _keyed(old)
         if new_keyed is not None and old_keyed is not None:
-            out = []
             for name in [*new_keyed, *(n for n in old_keyed if n not in new_keyed)]:
-                out += differing(new_keyed.get(name), old_keyed.get(name), f"{path}[{name}]")
-            return out
+                yield from _differences(new_keyed.get(name), old_keyed.get(name), f"{path}[{name}]", False)
+            return
         if len(new) != len(old):
-            return [path]
-        out = []
+            yield path, new, old
+            return
         for i, (a, b) in enumerate(zip(new, old, strict=True)):
-            out += differing(a, b, fieldpath.index(path, i))
-        return out
+            yield from _differences(a, b, fieldpath.index(path, i), False)
+        return
     if new == old or (quantities and _same_quantity(new, old)):
-        return []
-    return [path]
+        return
+    yield path, new, old
 
 
 def listed(paths: list[str]) -> str:

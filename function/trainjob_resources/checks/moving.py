@@ -54,11 +54,16 @@ def _trainers_differ(entry: RuntimeEntry, sites: list[ContainerSite], topo: Topo
     values = [by_value(r) for r in results.values()]
     if all(v == values[0] for v in values):
         return None
-    named = ", ".join(f"{job}/containers/{TRAINER_CONTAINER} ({dump(r)})" for job, r in results.items())
+    named = ", ".join(f"{job}/containers/{TRAINER_CONTAINER} {dump(r)}" for job, r in results.items())
+    jobs = " and ".join(repr(job) for job in sorted(topo.trainers))
     return (
-        f"resourcesPerNode sizes all the trainer containers alike ({named}), but the patches leave them "
-        "different: give each of them the same resources in the patches, or write "
-        "spec.trainer.resourcesPerNode yourself (and no resources for these containers)"
+        f"with mlPolicy.mpi.runLauncherAsNode the launcher is a node: Kubeflow Trainer gives "
+        f"spec.trainer.resourcesPerNode to the node container of replicated jobs {jobs} alike (newRuntimeInfo, "
+        "pkg/runtime/core/trainingruntime.go), so a TrainJob cannot size the launcher apart from the workers "
+        f"(the patches give {named}). Size them alike (the same resources for both, or "
+        "spec.trainer.resourcesPerNode and none in the patches), or ask the platform for a runtime whose launcher "
+        "is not a node (runLauncherAsNode unset): there the launcher is sized in the runtime and the workers' "
+        "node job by runtimePatches"
     )
 
 

@@ -155,8 +155,10 @@ def validate_container_site(
         return [Violation(f"{site.path}.name", message, current_value=site.name)]
     out += reserved_env_violations(site)
     trainer = site.resources is not None and topo.is_trainer(site.job, site.container_list, site.name)
-    if trainer and site.resources is not None and trainer_resources == "error":
-        proposed = {"spec": {"trainer": {"resourcesPerNode": moved}}} if moved is not None else None
+    # Only where the move can be made: where it cannot (checks/moving.py), the unmovable rule says why,
+    # once, instead of a proposal that contradicts it.
+    if trainer and site.resources is not None and trainer_resources == "error" and moved is not None:
+        proposed = {"spec": {"trainer": {"resourcesPerNode": moved}}}
         out.append(
             Violation(
                 site.resources_path,

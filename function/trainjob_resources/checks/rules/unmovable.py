@@ -19,7 +19,14 @@ def _check(context: TrainJobContext, _: Any) -> list[Violation]:
         return []
     topo = context.topo
     first = next(s for s in context.sites if s.resources is not None and topo.is_trainer(*s.key))
-    return [Violation(first.resources_path, f"cannot be moved to spec.trainer.resourcesPerNode: {problem}")]
+    return [
+        Violation(
+            first.resources_path,
+            f"the trainer container {first.name!r} of replicated job {first.job!r} is sized by "
+            f"spec.trainer.resourcesPerNode, not by runtimePatches, and these resources cannot be moved there: "
+            f"{problem}",
+        )
+    ]
 
 
 RULE = Rule(

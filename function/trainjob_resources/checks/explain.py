@@ -390,7 +390,7 @@ def left_out(
 
 
 def to_json(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] = ()) -> dict[str, Any]:
-    out: dict[str, Any] = {"trainJobs": [_trainjob_json(v) for v in views]}
+    out: dict[str, Any] = {"trainJobs": [trainjob_json(v) for v in views]}
     if left_out:
         out["notExplained"] = [{"name": t.name, "namespace": t.namespace, "reason": t.reason} for t in left_out]
     return out
@@ -400,9 +400,7 @@ def render_json(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] = ())
     return json.dumps(to_json(views, left_out), indent=2, ensure_ascii=False) + "\n"
 
 
-def _left_out_text(
-    views: Sequence[TrainJobPods], left_out: Sequence[LeftOut], none: str, markdown: bool = False
-) -> str:
+def left_out_text(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut], none: str, markdown: bool = False) -> str:
     """What to say about the TrainJobs not shown, and when nothing is shown at all; each name and
     reason escaped (a refused TrainJob's name is the user's, whatever it holds)."""
     if not left_out:
@@ -415,14 +413,12 @@ def _left_out_text(
     )
     if markdown:
         return (
-            lead
-            + "\n"
-            + "".join(f"- {_md_name(t.display, False)}: {markdown_text(t.reason, 4000)}\n" for t in left_out)
+            lead + "\n" + "".join(f"- {md_name(t.display, False)}: {markdown_text(t.reason, 4000)}\n" for t in left_out)
         )
     return lead + "\n" + "".join(f"- {bounded(t.display)}: {bounded(t.reason, 4000)}\n" for t in left_out)
 
 
-def _trainjob_json(view: TrainJobPods) -> dict[str, Any]:
+def trainjob_json(view: TrainJobPods) -> dict[str, Any]:
     return {
         "name": view.name,
         "namespace": view.namespace,
@@ -469,7 +465,7 @@ def _canonical(values: Mapping[str, Quantity]) -> dict[str, str]:
 UNBOUNDED = "unbounded"
 
 
-def _listing(values: Mapping[str, Quantity], separator: str = ", ", unbounded: frozenset[str] = frozenset()) -> str:
+def listing(values: Mapping[str, Quantity], separator: str = ", ", unbounded: frozenset[str] = frozenset()) -> str:
     names = sorted({*values, *unbounded})
     return (
         separator.join(f"{name} {UNBOUNDED if name in unbounded else values[name].canonical()}" for name in names)
@@ -480,10 +476,9 @@ def _listing(values: Mapping[str, Quantity], separator: str = ", ", unbounded: f
 def summary(view: TrainJobPods) -> str:
     """One line for the function's info result: requests per pod of each replicated job, and in total."""
     jobs = "; ".join(
-        f"{job.name}: {job.pods} pod{'s' if job.pods != 1 else ''} x ({_listing(job.pod_requests)})"
-        for job in view.jobs
+        f"{job.name}: {job.pods} pod{'s' if job.pods != 1 else ''} x ({listing(job.pod_requests)})" for job in view.jobs
     )
-    return f"requests per pod: {jobs or 'no replicated jobs'}; total requests: {_listing(view.total_requests)}"
+    return f"requests per pod: {jobs or 'no replicated jobs'}; total requests: {listing(view.total_requests)}"
 
 
 def _source_text(container: ContainerView, name: str) -> str:
@@ -525,7 +520,7 @@ def render_table(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] = ()
         total[0][:2] = ["TOTAL", str(view.pods)]
         title = f"TrainJob {bounded(view.display)} (runtime {bounded(view.runtime_kind)} {bounded(view.runtime_name)})"
         blocks.append(title + "\n\n" + _align(rows + total))
-    tail = _left_out_text(views, left_out, "no TrainJobs\n")
+    tail = left_out_text(views, left_out, "no TrainJobs\n")
     return "\n".join([*blocks, tail] if tail and blocks else blocks) if blocks else tail
 
 
@@ -583,12 +578,12 @@ def render_markdown(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] =
             for i, container in enumerate(job.containers):
                 lines.append(
                     _md_row(
-                        _md_name(job.name) if i == 0 else "",
+                        md_name(job.name) if i == 0 else "",
                         str(job.pods) if i == 0 else "",
-                        _md_name(container.name),
+                        md_name(container.name),
                         container.role,
-                        markdown_text(_listing(container.quantities("requests")), 4000),
-                        markdown_text(_listing(container.quantities("limits")), 4000),
+                        markdown_text(listing(container.quantities("requests")), 4000),
+                        markdown_text(listing(container.quantities("limits")), 4000),
                         _md_sources(container),
                     )
                 )
@@ -598,10 +593,10 @@ def render_markdown(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] =
             if job.pod.overhead:
                 extra.append((OVERHEAD_LABEL, job.pod.overhead, {}, OVERHEAD_SOURCE))
             for label, requests, limits, source in extra:
-                lead = (_md_name(job.name), str(job.pods)) if len(lines) == first_row else ("", "")
+                lead = (md_name(job.name), str(job.pods)) if len(lines) == first_row else ("", "")
                 cells = (markdown_text(label), "", _md_listing(requests), _md_listing(limits), markdown_text(source))
                 lines.append(_md_row(*lead, *cells))
-            lead = (_md_name(job.name), str(job.pods)) if len(lines) == first_row else ("", "")
+            lead = (md_name(job.name), str(job.pods)) if len(lines) == first_row else ("", "")
             lines.append(
                 _md_row(
                     *lead,
@@ -624,12 +619,12 @@ def render_markdown(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] =
             )
         )
         blocks.append("\n".join(lines) + "\n")
-    tail = _left_out_text(views, left_out, "No TrainJobs.\n", markdown=True)
+    tail = left_out_text(views, left_out, "No TrainJobs.\n", markdown=True)
     return "\n".join([*blocks, tail] if tail and blocks else blocks) if blocks else tail
 
 
 def _md_row(*cells: str) -> str:
-    """One table row of cells already escaped (``markdown_text``, ``_md_name``) or of this module's own markup."""
+    """One table row of cells already escaped (``markdown_text``, ``md_name``) or of this module's own markup."""
     return "| " + " | ".join(cells) + " |"
 
 
@@ -638,14 +633,14 @@ def _md_row(*cells: str) -> str:
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][A-Za-z0-9-]*)?")
 
 
-def _md_name(name: str, table: bool = True) -> str:
+def md_name(name: str, table: bool = True) -> str:
     """A user's name in Markdown: as it is when plain (``node``, ``team-a/nightly-eval``), else a
     code span, where nothing is markup, a link or HTML."""
     return name if _PLAIN_NAME.fullmatch(name) else code_span(name, table=table)
 
 
 def _md_listing(values: Mapping[str, Quantity], unbounded: frozenset[str] = frozenset()) -> str:
-    return markdown_text(_listing(values, unbounded=unbounded), 4000)
+    return markdown_text(listing(values, unbounded=unbounded), 4000)
 
 
 def _md_sources(container: ContainerView) -> str:

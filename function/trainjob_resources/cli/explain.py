@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from ..checks.bundle import Bundle
     from ..checks.config import FunctionConfig
-    from ..checks.explain import TrainJobPods
+    from ..checks.explain import LeftOut, TrainJobPods
     from ..krm.resource_list import Item, ResourceList, ResourceRef, Result
 
 FORMATS = ("table", "json", "markdown")
@@ -35,6 +35,10 @@ the namespace's LimitRanges and ResourceQuotas and the functionConfig's policy, 
 PATH is read as by `trainjob-resources render` (the same options: --config, --config-from-env,
 --runtimes, --root): a file, a folder (with a kustomization: built first, nothing it names is run)
 or - for stdin; default: the current folder.
+
+With --against DIR (the base branch's checkout), the same inputs are read from DIR too and the
+output is a report of the change: per TrainJob added, removed, changed or unchanged, with old -> new
+pods, requests and limits, and a total per namespace (markdown for a pull-request comment).
 """
 
 
@@ -46,7 +50,12 @@ class Explained:
 
 
 def main(args: list[str]) -> int:
-    options = _parser().parse_args(args)
+    parser = _parser()
+    options = parser.parse_args(args)
+    if options.against is not None and "-" in options.paths:
+        parser.error("--against reads the same PATHs from the base's folder: standard input (-) has none")
+    if options.against is not None and not os.path.isdir(options.against):
+        parser.error(f"--against {options.against}: no such folder (the base branch's checkout)")
     from .guard import guarded
     from .render import RenderError
 
@@ -54,6 +63,8 @@ def main(args: list[str]) -> int:
 
 
 def _explain(options: argparse.Namespace) -> int:
+    if options.against is not None:
+        return _explain_change(options)
     resource_list, platform = _load(options)
     explained = explain_resource_list(resource_list, options.format, platform)
     for line in explained.messages:
@@ -80,28 +91,108 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NS",
         help="namespace of TrainJobs, TrainingRuntimes, LimitRanges and ResourceQuotas that name none",
     )
+    parser.add_argument(
+        "--against",
+        metavar="DIR",
+        help="compare with the same inputs read from DIR (the base branch's checkout): each relative PATH, "
+        "--config, --runtimes and --root is read there as here; prints per TrainJob added, removed, changed "
+        "or unchanged with old -> new requests and limits, and a total per namespace",
+    )
     return parser
 
 
-def _load(options: argparse.Namespace) -> tuple[ResourceList, frozenset[int]]:
+def _explain_change(options: argparse.Namespace) -> int:
+    """``--against DIR``: the change's inputs explained here and the base's in DIR, compared. Exit as
+    without it (1 when the change's inputs have an error); the base's errors only leave its TrainJobs
+    out of the comparison, each named."""
+    from ..checks import change_report
+
+    base_dir = options.against
+    resource_list, platform = _load(options)
+    after = explain_views(resource_list, platform)
+    before = _base_views(options, base_dir)
+    for line in after.messages:
+        sys.stderr.write(line + "\n")
+    report = change_report.compare(before.shown, after.shown, before.left_out, after.left_out)
+    sys.stdout.buffer.write(change_report.RENDERERS[options.format](report).encode())
+    sys.stdout.flush()
+    return 1 if after.failed else 0
+
+
+def _base_views(options: argparse.Namespace, base_dir: str) -> Views:
+    """The base's TrainJobs, read from ``base_dir`` as the change's are read from here. PATHs the base
+    does not have (an application the change adds) are read as empty; its messages go to stderr,
+    each line marked as the base's."""
+    from .render import RenderError
+
+    here = os.getcwd()
+    os.chdir(base_dir)
+    try:
+        paths = [p for p in (options.paths or ["."]) if os.path.lexists(p)]
+        missing = [p for p in (options.paths or ["."]) if p not in paths]
+        for path in missing:
+            sys.stderr.write(f"base {base_dir}: {path}: not there, read as no TrainJobs\n")
+        if not paths:
+            return Views([], [], [])
+        import argparse
+
+        base_options = argparse.Namespace(**{**vars(options), "paths": paths})
+        try:
+            resource_list, platform = _load(base_options, f"base {base_dir}: ")
+        except RenderError as error:
+            raise RenderError(f"base {base_dir}: {error}") from error
+    finally:
+        os.chdir(here)
+    views = explain_views(resource_list, platform)
+    for line in views.messages:
+        sys.stderr.write(f"base {base_dir}: {line}\n")
+    return views
+
+
+def _load(options: argparse.Namespace, mark: str = "") -> tuple[ResourceList, frozenset[int]]:
     """The inputs as ``render`` reads them, as one ResourceList, and the ids of the runtimes the
-    platform supplied (--runtimes); skipped entries noted on stderr."""
+    platform supplied (--runtimes); skipped entries noted on stderr (each line after ``mark``)."""
     from .render import RenderError, load_for
 
     resource_list, inputs = load_for(options, os.environ)
     for line in inputs.notes:
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(mark + line + "\n")
     if inputs.errors:
         raise RenderError("\n".join(inputs.errors))
     return resource_list, inputs.platform_ids
 
 
+@dataclass
+class Views:
+    """The TrainJobs explained, those left out and why, and the function's results."""
+
+    shown: list[TrainJobPods]
+    left_out: list[LeftOut]
+    results: list[Result]
+
+    @property
+    def messages(self) -> list[str]:
+        return [r.display() for r in self.results if r.severity != "info"]
+
+    @property
+    def failed(self) -> bool:
+        return any(r.severity == "error" for r in self.results)
+
+
 def explain_resource_list(
     resource_list: ResourceList, output_format: str = "table", platform: frozenset[int] = frozenset()
 ) -> Explained:
-    """Pure: the rendered explanation, the function's error and warning lines, and whether any is an error.
+    """Pure: the rendered explanation, the function's error and warning lines, and whether any is an error."""
+    from ..checks import explain
 
-    A TrainJob is explained when it renders but for the policy's own findings: one with any
+    views = explain_views(resource_list, platform)
+    renderers = {"table": explain.render_table, "json": explain.render_json, "markdown": explain.render_markdown}
+    output = renderers[output_format](views.shown, views.left_out)
+    return Explained(output, views.messages, views.failed)
+
+
+def explain_views(resource_list: ResourceList, platform: frozenset[int] = frozenset()) -> Views:
+    """Pure. A TrainJob is explained when it renders but for the policy's own findings: one with any
     other error (a bad patch, a missing runtime) is left out, and its errors say why.
     """
     from ..checks import explain
@@ -126,10 +217,7 @@ def explain_resource_list(
     results = process(resource_list, platform).results
     shown = [(ref, view) for ref, view, own in views if not any(_foreign_error(r, ref, own) for r in results)]
     left_out = explain.left_out([ref for ref, _ in shown], refs, results)
-    renderers = {"table": explain.render_table, "json": explain.render_json, "markdown": explain.render_markdown}
-    messages = [r.display() for r in results if r.severity != "info"]
-    output = renderers[output_format]([view for _, view in shown], left_out)
-    return Explained(output, messages, any(r.severity == "error" for r in results))
+    return Views([view for _, view in shown], left_out, list(results))
 
 
 def _foreign_error(result: Result, ref: ResourceRef, own: set[tuple[str, str, str | None]]) -> bool:

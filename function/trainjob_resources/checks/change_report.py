@@ -1,0 +1,300 @@
+"""What a change does to each TrainJob: ``explain --against DIR`` compares the TrainJobs explained on
+the base (``before``) with those of the change (``after``): added, removed, changed or unchanged,
+with old → new requests and limits per pod and in total, and a total per namespace.
+
+Rendered as markdown for a pull-request comment (a one-line-per-TrainJob table first), as JSON for
+bots, or as a text table. Pure: nothing here reads or writes files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from ..kube.podmath import Quantities, add
+from ..values.records import Record
+from ..values.text import bounded, code_span, markdown_text
+from .explain import UNBOUNDED, LeftOut, TrainJobPods, md_name, trainjob_json
+
+ADDED, REMOVED, CHANGED, UNCHANGED = "added", "removed", "changed", "unchanged"
+ARROW = " → "
+
+Key = tuple[str, str]  # namespace, name
+
+
+class TrainJobChange(Record):
+    """One TrainJob on both sides: ``before`` is None where the change adds it, ``after`` where it removes it."""
+
+    __slots__ = ("after", "before", "change")
+
+    def __init__(self, before: TrainJobPods | None, after: TrainJobPods | None) -> None:
+        self.before: Final = before
+        self.after: Final = after
+        if before is None:
+            self.change: str = ADDED
+        elif after is None:
+            self.change = REMOVED
+        else:
+            self.change = UNCHANGED if trainjob_json(before) == trainjob_json(after) else CHANGED
+
+    @property
+    def view(self) -> TrainJobPods:
+        view = self.after or self.before
+        assert view is not None
+        return view
+
+
+class Totals(Record):
+    """Requests and limits summed over some TrainJobs; ``unbounded``: resources one of them does not bound."""
+
+    __slots__ = ("limits", "requests", "trainjobs", "unbounded")
+
+    def __init__(self, views: Sequence[TrainJobPods]) -> None:
+        requests: Quantities = {}
+        limits: Quantities = {}
+        for view in views:
+            requests = add(requests, view.total_requests)
+            limits = add(limits, view.total_limits)
+        self.trainjobs: Final = len(views)
+        self.requests: Final = requests
+        self.limits: Final = limits
+        self.unbounded: Final = frozenset(name for view in views for name in view.unbounded)
+
+
+class NamespaceTotals(Record):
+    __slots__ = ("after", "before", "namespace")
+
+    def __init__(self, namespace: str, before: Totals, after: Totals) -> None:
+        self.namespace: Final = namespace
+        self.before: Final = before
+        self.after: Final = after
+
+
+class ChangeReport(Record):
+    """Every TrainJob of either side, in the change's order (removed ones after, in the base's), the
+    namespaces' totals, and the TrainJobs one side could not explain (not compared)."""
+
+    __slots__ = ("changes", "namespaces", "not_compared")
+
+    def __init__(
+        self,
+        changes: list[TrainJobChange],
+        namespaces: list[NamespaceTotals],
+        not_compared: list[tuple[str, LeftOut]],
+    ) -> None:
+        self.changes: Final = changes
+        self.namespaces: Final = namespaces
+        self.not_compared: Final = not_compared
+
+    def count(self, change: str) -> int:
+        return sum(1 for c in self.changes if c.change == change)
+
+
+def _key(view: TrainJobPods | LeftOut) -> Key:
+    return (view.namespace, view.name)
+
+
+def compare(
+    before: Sequence[TrainJobPods],
+    after: Sequence[TrainJobPods],
+    before_left_out: Sequence[LeftOut] = (),
+    after_left_out: Sequence[LeftOut] = (),
+) -> ChangeReport:
+    """A TrainJob that one side could not explain is not compared (its reason is kept, with the side)."""
+    skipped = {_key(t) for t in (*before_left_out, *after_left_out)}
+    old = {_key(v): v for v in before if _key(v) not in skipped}
+    new = {_key(v): v for v in after if _key(v) not in skipped}
+    changes = [TrainJobChange(old.get(key), view) for key, view in new.items()]
+    changes += [TrainJobChange(view, None) for key, view in old.items() if key not in new]
+    namespaces = sorted({key[0] for key in (*old, *new)})
+    totals = [
+        NamespaceTotals(
+            ns,
+            Totals([v for k, v in old.items() if k[0] == ns]),
+            Totals([v for k, v in new.items() if k[0] == ns]),
+        )
+        for ns in namespaces
+    ]
+    not_compared = [("base", t) for t in before_left_out] + [("change", t) for t in after_left_out]
+    return ChangeReport(changes, totals, not_compared)
+
+
+def transition(
+    before: Mapping[str, Any] | None,
+    after: Mapping[str, Any] | None,
+    before_unbounded: frozenset[str] = frozenset(),
+    after_unbounded: frozenset[str] = frozenset(),
+) -> str:
+    """``cpu 4, memory 8Gi → 64Gi``: each resource once, old → new where the two sides differ;
+    one side's values alone where the other has none (an added or removed TrainJob)."""
+    sides = [(before, before_unbounded), (after, after_unbounded)]
+    present = [(values, unbounded) for values, unbounded in sides if values is not None]
+    names = sorted({name for values, unbounded in present for name in (*values, *unbounded)})
+
+    def shown(values: Mapping[str, Any], unbounded: frozenset[str], name: str) -> str:
+        if name in unbounded:
+            return UNBOUNDED
+        value = values.get(name)
+        return value.canonical() if value is not None else "none"
+
+    parts = []
+    for name in names:
+        texts = [shown(values, unbounded, name) for values, unbounded in present]
+        parts.append(f"{name} {texts[0] if len(set(texts)) == 1 else ARROW.join(texts)}")
+    return ", ".join(parts) or "none"
+
+
+def _count_transition(before: int | None, after: int | None) -> str:
+    values = [str(v) for v in (before, after) if v is not None]
+    return values[0] if len(set(values)) == 1 else ARROW.join(values)
+
+
+def _totals_json(totals: Totals) -> dict[str, Any]:
+    return {
+        "trainJobs": totals.trainjobs,
+        "totalRequests": {n: totals.requests[n].canonical() for n in sorted(totals.requests)},
+        "totalLimits": {n: totals.limits[n].canonical() for n in sorted(totals.limits) if n not in totals.unbounded},
+        "unboundedLimits": sorted(totals.unbounded),
+    }
+
+
+def to_json(report: ChangeReport) -> dict[str, Any]:
+    return {
+        "summary": {c: report.count(c) for c in (CHANGED, ADDED, REMOVED, UNCHANGED)},
+        "trainJobs": [
+            {
+                "name": c.view.name,
+                "namespace": c.view.namespace,
+                "change": c.change,
+                "before": trainjob_json(c.before) if c.before is not None else None,
+                "after": trainjob_json(c.after) if c.after is not None else None,
+            }
+            for c in report.changes
+        ],
+        "namespaces": [
+            {"namespace": n.namespace, "before": _totals_json(n.before), "after": _totals_json(n.after)}
+            for n in report.namespaces
+        ],
+        "notCompared": [
+            {"name": t.name, "namespace": t.namespace, "side": side, "reason": t.reason}
+            for side, t in report.not_compared
+        ],
+    }
+
+
+def render_json(report: ChangeReport) -> str:
+    return json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def _headline(report: ChangeReport) -> str:
+    counts = ", ".join(f"{report.count(c)} {c}" for c in (CHANGED, ADDED, REMOVED, UNCHANGED))
+    return f"TrainJob resources, this change against the base: {counts}"
+
+
+def _cells(old: Any, new: Any, count: str, requests: str, limits: str) -> tuple[str, str, str]:
+    """Count, requests and limits of one thing on both sides (None where a side has none), old → new:
+    a TrainJob's totals, a replicated job's per pod, a namespace's totals."""
+
+    def on(side: Any, attribute: str) -> Any:
+        return getattr(side, attribute) if side is not None else None
+
+    return (
+        _count_transition(on(old, count), on(new, count)),
+        transition(on(old, requests), on(new, requests)),
+        transition(
+            on(old, limits), on(new, limits), on(old, "unbounded") or frozenset(), on(new, "unbounded") or frozenset()
+        ),
+    )
+
+
+def _total_cells(change: TrainJobChange) -> tuple[str, str, str]:
+    return _cells(change.before, change.after, "pods", "total_requests", "total_limits")
+
+
+def _namespace_cells(totals: NamespaceTotals) -> tuple[str, str, str]:
+    return _cells(totals.before, totals.after, "trainjobs", "requests", "limits")
+
+
+def _job_rows(change: TrainJobChange) -> list[tuple[str, str, str, str]]:
+    """Per replicated job of either side: pods, requests and limits per pod, old → new."""
+    before = {job.name: job for job in change.before.jobs} if change.before else {}
+    after = {job.name: job for job in change.after.jobs} if change.after else {}
+    names = list(after) + [name for name in before if name not in after]
+    return [(name, *_cells(before.get(name), after.get(name), "pods", "pod_requests", "pod_limits")) for name in names]
+
+
+def _runtime(change: TrainJobChange) -> str:
+    names = [f"{v.runtime_kind} {v.runtime_name}" for v in (change.before, change.after) if v is not None]
+    return names[0] if len(set(names)) == 1 else ARROW.join(names)
+
+
+def _md_cell(text: str) -> str:
+    return markdown_text(text, 4000)
+
+
+def render_markdown(report: ChangeReport) -> str:
+    """For a pull-request comment: the summary table, the namespaces' totals, then each TrainJob the
+    change adds, removes or changes, per replicated job. Every user's name escaped (``md_name``)."""
+    lines = [f"### {_headline(report)}", ""]
+    if report.changes:
+        lines += ["| TrainJob | change | pods | total requests | total limits |", "| --- | --- | ---: | --- | --- |"]
+        for change in report.changes:
+            pods, requests, limits = _total_cells(change)
+            name = md_name(change.view.display)
+            lines.append(f"| {name} | {change.change} | {pods} | {_md_cell(requests)} | {_md_cell(limits)} |")
+        lines += ["", "#### Per namespace", "", "| namespace | TrainJobs | total requests | total limits |"]
+        lines.append("| --- | ---: | --- | --- |")
+        for ns in report.namespaces:
+            count, requests, limits = _namespace_cells(ns)
+            name = md_name(ns.namespace) if ns.namespace else "(none)"
+            lines.append(f"| {name} | {count} | {_md_cell(requests)} | {_md_cell(limits)} |")
+    else:
+        lines.append("No TrainJobs on either side.")
+    for change in report.changes:
+        if change.change == UNCHANGED:
+            continue
+        lines += ["", f"#### TrainJob {code_span(change.view.display)} ({change.change})", ""]
+        lines += [f"Runtime: {_md_cell(_runtime(change))}", ""]
+        lines += ["| replicated job | pods | requests per pod | limits per pod |", "| --- | ---: | --- | --- |"]
+        for job, pods, requests, limits in _job_rows(change):
+            lines.append(f"| {md_name(job)} | {pods} | {_md_cell(requests)} | {_md_cell(limits)} |")
+    if report.not_compared:
+        lines += ["", "Not compared (not explained on one side):"]
+        lines += [
+            f"- {md_name(t.display, False)} ({side}): {markdown_text(t.reason, 4000)}"
+            for side, t in report.not_compared
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def render_table(report: ChangeReport) -> str:
+    """Plain text: the summary, then each TrainJob that differs, per replicated job."""
+    lines = [_headline(report), ""]
+    for change in report.changes:
+        pods, requests, limits = _total_cells(change)
+        lines.append(f"TrainJob {bounded(change.view.display)}: {change.change}")
+        if change.change == UNCHANGED:
+            continue
+        lines.append(f"  runtime: {bounded(_runtime(change))}")
+        for job, job_pods, job_requests, job_limits in _job_rows(change):
+            lines.append(
+                f"  {bounded(job)}: pods {job_pods}; per pod requests {bounded(job_requests, 4000)}; "
+                f"limits {bounded(job_limits, 4000)}"
+            )
+        lines.append(f"  total: pods {pods}; requests {bounded(requests, 4000)}; limits {bounded(limits, 4000)}")
+    if report.namespaces:
+        lines += ["", "Per namespace:"]
+        for ns in report.namespaces:
+            count, requests, limits = _namespace_cells(ns)
+            name = bounded(ns.namespace) if ns.namespace else "(none)"
+            lines.append(
+                f"  {name}: TrainJobs {count}; requests {bounded(requests, 4000)}; limits {bounded(limits, 4000)}"
+            )
+    if report.not_compared:
+        lines += ["", "Not compared (not explained on one side):"]
+        lines += [f"- {bounded(t.display)} ({side}): {bounded(t.reason, 4000)}" for side, t in report.not_compared]
+    return "\n".join(lines) + "\n"
+
+
+RENDERERS = {"table": render_table, "json": render_json, "markdown": render_markdown}

@@ -1045,3 +1045,44 @@ def test_a_move_on_a_rendered_trainjob_warns_that_spec_trainer_is_immutable() ->
     assert fresh.code == 0 and not [r for r in fresh.results if r["severity"] == "warning"], (
         "no records: nothing to compare"
     )
+
+
+# trainingruntime.go newRuntimeInfo merges resourcesPerNode over the trainer container: a patched
+# value resourcesPerNode also sets never reaches a pod, and the move keeps resourcesPerNode's.
+@pytest.mark.parametrize("mode", ["error", "moveToResourcesPerNode"])
+def test_a_patched_value_resources_per_node_overrides_is_named(mode: str) -> None:
+    trainer_patch = {"name": "node", "resources": {"limits": {"memory": "64Gi", "cpu": "8"}}}
+    per_node = {"limits": {"memory": "32Gi", "cpu": "8000m"}}
+    out = render(
+        [
+            torch_runtime({"torch": {}}),
+            trainjob([patch("node", containers=[trainer_patch])], {"resourcesPerNode": per_node}),
+        ],
+        config(trainerResources=mode),
+    )
+    warned = [r for r in out.results if r["severity"] == "warning" and "never reaches a pod" in r["message"]]
+    assert [r["field"]["path"] for r in warned] == [f"{PODSPEC}.containers[0].resources.limits.memory"], (
+        "memory only: cpu 8 and 8000m are the same value"
+    )
+    assert "64Gi" in warned[0]["message"] and "32Gi" in warned[0]["message"]
+    if mode == "moveToResourcesPerNode":
+        assert out.code == 0, out.errors()
+        assert out.named("TrainJob", "tj")["spec"]["trainer"]["resourcesPerNode"]["limits"]["memory"] == "32Gi"
+    else:
+        (proposal,) = [r for r in out.errors() if "proposedValue" in r.get("field", {})]
+        assert proposal["field"]["proposedValue"]["spec"]["trainer"]["resourcesPerNode"]["limits"]["memory"] == "32Gi"
+
+
+def test_a_patched_value_resources_per_node_repeats_is_not_warned() -> None:
+    trainer_patch = {"name": "node", "resources": {"limits": {"memory": "32Gi"}}}
+    out = render(
+        [
+            torch_runtime({"torch": {}}),
+            trainjob(
+                [patch("node", containers=[trainer_patch])], {"resourcesPerNode": {"limits": {"memory": "32768Mi"}}}
+            ),
+        ],
+        config(trainerResources="moveToResourcesPerNode"),
+    )
+    assert out.code == 0, out.errors()
+    assert not [r for r in out.results if "never reaches a pod" in r["message"]]

@@ -24,6 +24,7 @@ from . import (
     runtime_free,
     runtime_name,
     runtime_webhook,
+    shadowed_by_per_node,
     tenant_cluster_runtime,
     unmovable,
 )
@@ -41,6 +42,7 @@ RULES: Final[tuple[Rule, ...]] = (
     container_site.RULE,
     claims.RULE,
     dropped_claims.RULE,
+    shadowed_by_per_node.RULE,
     unmovable.RULE,
     plausible_quantities.RULE,
     pod_level.RULE,

@@ -183,7 +183,7 @@ def test_json_shape_and_sources() -> None:
             "cpu": "patch user-controller.example.com/manager",
             "memory": "patch user-controller.example.com/manager",
         },
-        "limits": {"cpu": "LimitRange team-a/caps", "memory": "patch user-controller.example.com/manager"},
+        "limits": {"cpu": "LimitRange team-a/caps (max)", "memory": "patch user-controller.example.com/manager"},
     }
     assert containers["node"]["sources"]["requests"] == {
         "cpu": "resourcesPerNode",

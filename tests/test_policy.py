@@ -192,7 +192,23 @@ def test_limit_range_defaults_apply_as_admission_does() -> None:
     node = next(c for c in view["replicatedJobs"][0]["containers"] if c["name"] == "node")
     assert node["limits"] == {"cpu": "4", "memory": "1Gi", "nvidia.com/gpu": "1"}
     assert node["requests"] == {"cpu": "4", "memory": "1Gi", "nvidia.com/gpu": "1"}
-    assert node["sources"]["limits"]["cpu"] == "LimitRange team-a/caps"
+    # the API server's defaulting (SetDefaults_LimitRangeItem): which field each default came from
+    assert node["sources"]["limits"]["cpu"] == "LimitRange team-a/caps (max)"
+    assert node["sources"]["requests"]["cpu"] == "LimitRange team-a/caps (max)"
+    assert node["sources"]["limits"]["memory"] == "LimitRange team-a/caps"
+    assert node["sources"]["requests"]["memory"] == "LimitRange team-a/caps (default)"
+
+
+def test_a_limit_range_default_request_from_min_says_so() -> None:
+    lr = limit_range({"type": "Container", "min": {"cpu": "250m"}, "defaultRequest": {"ephemeral-storage": "1Gi"}})
+    bare = runtime([{"name": "data-loader", "image": "loader", "restartPolicy": "Always"}])
+    (view,) = explain(bare, job({"limits": {"memory": "8Gi"}}), lr)["trainJobs"]
+    loader = next(c for c in view["replicatedJobs"][0]["containers"] if c["name"] == "data-loader")
+    assert loader["sources"]["requests"] == {
+        "cpu": "LimitRange team-a/caps (min)",
+        "ephemeral-storage": "LimitRange team-a/caps",
+        "memory": "defaulted from limits",
+    }
 
 
 def test_a_default_limit_below_a_request_is_reported() -> None:
@@ -476,13 +492,13 @@ def test_a_limit_range_default_counts_only_where_nothing_is_set() -> None:
     assert findings(out) == [
         (
             f"{SIDECAR}",
-            "requests.cpu 4 (LimitRange team-a/caps default: neither the TrainJob nor the runtime sets cpu for this "
-            "container) of sidecar 'data-loader' of replicated job 'node' is above the platform's maximum for the "
-            f"sidecar role, 2 ({SIDECAR_ROLE})",
+            "requests.cpu 4 (LimitRange team-a/caps (default), a default: neither the TrainJob nor the runtime sets "
+            "cpu for this container) of sidecar 'data-loader' of replicated job 'node' is above the platform's "
+            f"maximum for the sidecar role, 2 ({SIDECAR_ROLE})",
         ),
         (
             f"{SIDECAR}",
-            "limits.cpu 4 (LimitRange team-a/caps default: neither the TrainJob nor the runtime sets cpu for this "
+            "limits.cpu 4 (LimitRange team-a/caps, a default: neither the TrainJob nor the runtime sets cpu for this "
             "container) of sidecar 'data-loader' of replicated job 'node' is above the platform's maximum for the "
             f"sidecar role, 2 ({SIDECAR_ROLE})",
         ),

@@ -59,12 +59,28 @@ class Value(Record):
 class ContainerDefaults(Record):
     """The values a LimitRange's Container items make admission fill in where a container has none."""
 
-    __slots__ = ("limits", "requests", "source")
+    __slots__ = ("limits", "origins", "requests", "source")
 
-    def __init__(self, source: str, requests: Mapping[str, Quantity], limits: Mapping[str, Quantity]) -> None:
+    def __init__(
+        self,
+        source: str,
+        requests: Mapping[str, Quantity],
+        limits: Mapping[str, Quantity],
+        origins: Mapping[tuple[str, str], str] | None = None,
+    ) -> None:
         self.source: Final = source  # "LimitRange team-a/caps"
         self.requests: Final = requests
         self.limits: Final = limits
+        # (section, resource) -> the LimitRange field the API server defaulted it from, where that is
+        # not default/defaultRequest itself ("max", "min", "default": policy._default_origins)
+        self.origins: Final = dict(origins or {})
+
+    def source_of(self, section: str, name: str) -> str:
+        """``LimitRange team-a/caps``, or ``LimitRange team-a/caps (max)`` where the API server took the
+        default from another field of the item (a limit or request from ``max``, a request from the
+        ``default`` limit or from ``min``): a request that is the namespace's max says so."""
+        origin = self.origins.get((section, name))
+        return f"{self.source} ({origin})" if origin else self.source
 
 
 class ContainerView(MutableRecord):
@@ -298,9 +314,9 @@ def _container(
             view.requests[name] = Value(limit.quantity, DEFAULTED_FROM_LIMITS, limit.path)
     for default in defaults:
         for name, quantity in default.limits.items():
-            view.limits.setdefault(name, Value(quantity, default.source))
+            view.limits.setdefault(name, Value(quantity, default.source_of("limits", name)))
         for name, quantity in default.requests.items():
-            view.requests.setdefault(name, Value(quantity, default.source))
+            view.requests.setdefault(name, Value(quantity, default.source_of("requests", name)))
     return view
 
 

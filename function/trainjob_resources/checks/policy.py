@@ -76,7 +76,7 @@ class _Unreadable(ValueError):
 
 
 class LimitItem(Record):
-    __slots__ = ("default", "default_request", "max", "max_limit_request_ratio", "min", "type")
+    __slots__ = ("default", "default_request", "max", "max_limit_request_ratio", "min", "origins", "type")
 
     def __init__(
         self,
@@ -87,10 +87,18 @@ class LimitItem(Record):
         default: Quantities,
         default_request: Quantities,
     ) -> None:
+        """``default`` and ``default_request`` as written: a Container item is defaulted here as the
+        API server does (``SetDefaults_LimitRangeItem``, pkg/apis/core/v1/defaults.go)."""
         self.type: Final = type
         self.min: Final = min
         self.max: Final = max
         self.max_limit_request_ratio: Final = max_limit_request_ratio
+        # (section, resource) -> the field the defaulting took a default from, where it is not the
+        # default's own field: "max" (a limit, or a request through it), "min", "default".
+        self.origins: Final = _default_origins(min, max, default, default_request) if type == "Container" else {}
+        if type == "Container":
+            default = {**max, **default}
+            default_request = {**min, **default, **default_request}
         self.default: Final = default
         self.default_request: Final = default_request
 
@@ -106,11 +114,19 @@ class LimitRange(Record):
         """The LimitRanger's ``defaultContainerResourceRequirements``: later Container items win per key."""
         requests: Quantities = {}
         limits: Quantities = {}
+        origins: dict[tuple[str, str], str] = {}
         for item in self.items:
             if item.type == "Container":
                 requests.update(item.default_request)
                 limits.update(item.default)
-        return ContainerDefaults(self.display, requests, limits)
+                for section, values in (("requests", item.default_request), ("limits", item.default)):
+                    for name in values:
+                        origin = item.origins.get((section, name))
+                        if origin is None:
+                            origins.pop((section, name), None)
+                        else:
+                            origins[(section, name)] = origin
+        return ContainerDefaults(self.display, requests, limits, origins)
 
 
 class ScopeRequirement(Record):
@@ -228,21 +244,39 @@ def read_limit_range(item: Item) -> LimitRange:
             key: _resource_list(entry.get(key), f"{where}.{key}")
             for key in ("min", "max", "maxLimitRequestRatio", "default", "defaultRequest")
         }
-        default, default_request = parsed["default"], parsed["defaultRequest"]
-        if entry["type"] == "Container":
-            default = {**parsed["max"], **default}
-            default_request = {**parsed["min"], **default, **default_request}
         items.append(
             LimitItem(
                 entry["type"],
                 parsed["min"],
                 parsed["max"],
                 parsed["maxLimitRequestRatio"],
-                default,
-                default_request,
+                parsed["default"],
+                parsed["defaultRequest"],
             )
         )
     return LimitRange(item.ref.display(), tuple(items))
+
+
+def _default_origins(
+    minimum: Quantities, maximum: Quantities, default: Quantities, default_request: Quantities
+) -> dict[tuple[str, str], str]:
+    """Where ``SetDefaults_LimitRangeItem`` (pkg/apis/core/v1/defaults.go) takes each default it fills
+    in: an unset ``default`` from ``max``; an unset ``defaultRequest`` from ``default`` (itself
+    perhaps from ``max``), else from ``min``."""
+    out: dict[tuple[str, str], str] = {}
+    for name in maximum:
+        if name not in default:
+            out[("limits", name)] = "max"
+    for name in {**minimum, **maximum, **default}:
+        if name in default_request:
+            continue
+        if name in default:
+            out[("requests", name)] = "default"
+        elif name in maximum:
+            out[("requests", name)] = "max"
+        else:
+            out[("requests", name)] = "min"
+    return out
 
 
 def read_quota(item: Item) -> Quota:
@@ -667,7 +701,7 @@ def role_violations(view: TrainJobPods, config: Options, topo: Topology) -> list
                 if source.startswith(LIMIT_RANGE_SOURCE):
                     if _set_here(c, name):
                         continue
-                    source = f"{source} default: neither the TrainJob nor the runtime sets {name} for this container"
+                    source = f"{source}, a default: neither the TrainJob nor the runtime sets {name} for this container"
                     path = c.resources_path or RUNTIME_REF_PATH  # the patch that sized the container
                 out.append(
                     _above_cap(

@@ -290,7 +290,11 @@ def application(example: str = CMP.name) -> dict[str, Any]:
 def argocd_env(example: str = CMP.name) -> dict[str, str]:
     """What Argo CD's repo-server sets for the plugin of the example's application.yaml (besides
     its own)."""
-    app = application(example)
+    return application_env(application(example))
+
+
+def application_env(app: dict[str, Any]) -> dict[str, str]:
+    """What Argo CD's repo-server sets for the plugin of an Application (besides its own)."""
     source = app["spec"]["source"]
     env = {
         "ARGOCD_APP_NAME": app["metadata"]["name"],

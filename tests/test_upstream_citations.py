@@ -23,7 +23,8 @@ TRAINER_PREFIXES = (
     "pkg/controller/",
     "manifests/",
 )
-CITED = re.compile(r"\b(?:pkg|manifests)/[A-Za-z0-9_./-]*[A-Za-z0-9_]")
+# not inside a URL or another path (another project's ``.../manifests/install.yaml``)
+CITED = re.compile(r"(?<![\w./-])(?:pkg|manifests)/[A-Za-z0-9_./-]*[A-Za-z0-9_]")
 
 
 def cited() -> dict[str, list[str]]:

@@ -329,7 +329,7 @@ def test_team_as_cap_refuses_an_oversized_job_with_the_message_the_walkthrough_s
     lines = done.stderr.splitlines()
     problems = [line for line in lines if not line.startswith("note: ")]
     assert all(line.startswith("application trainjobs-team-a: ") for line in problems), lines
-    assert sum("above the platform's maximum per container, 64Gi" in line for line in problems) == 2
+    assert sum("above the policy's maximum per container, 64Gi" in line for line in problems) == 2
     (shown,) = [b for b in text_blocks() if "application trainjobs-team-a:" in b]
     for line in shown.splitlines():
         parts = line.split("...")

@@ -327,7 +327,7 @@ def test_max_per_container(config: dict[str, Any]) -> None:
     assert [p for p, _ in findings(out)] == [f"{SIDECAR}.requests.memory", f"{SIDECAR}.limits.memory"]
     assert findings(out)[1][1] == (
         "limits.memory 64Gi (patch user.example.com/me) of sidecar 'data-loader' of replicated job 'node' is above "
-        "the platform's maximum per container, 48Gi (functionConfig maxPerContainer)"
+        "the policy's maximum per container, 48Gi (functionConfig maxPerContainer)"
     )
 
 
@@ -336,14 +336,14 @@ def test_a_runtime_value_over_the_maximum_points_at_the_runtime_ref() -> None:
     assert findings(out) == [
         (
             f"{PER_NODE}.limits.cpu",
-            "limits.cpu 8 (resourcesPerNode) of container 'node' of replicated job 'node' is above the platform's "
+            "limits.cpu 8 (resourcesPerNode) of container 'node' of replicated job 'node' is above the policy's "
             "maximum per container, 4 (functionConfig maxPerContainer)",
         )
     ]
     out = render([runtime(), job({"limits": {"memory": "8Gi"}})], config_map(maxPerContainer="cpu=1500m"))
     assert findings(out)[0] == (
         "spec.runtimeRef",
-        "limits.cpu 2 (runtime) of sidecar 'data-loader' of replicated job 'node' is above the platform's "
+        "limits.cpu 2 (runtime) of sidecar 'data-loader' of replicated job 'node' is above the policy's "
         "maximum per container, 1500m (functionConfig maxPerContainer)",
     )
 
@@ -437,12 +437,12 @@ def test_max_per_role_caps_the_sidecar_not_the_trainer(config: dict[str, Any]) -
         (
             f"{SIDECAR}.requests.memory",
             "requests.memory 64Gi (patch user.example.com/me) of sidecar 'data-loader' of replicated job 'node' is "
-            f"above the platform's maximum for the sidecar role, 48Gi ({SIDECAR_ROLE})",
+            f"above the policy's maximum for the sidecar role, 48Gi ({SIDECAR_ROLE})",
         ),
         (
             f"{SIDECAR}.limits.memory",
             "limits.memory 64Gi (patch user.example.com/me) of sidecar 'data-loader' of replicated job 'node' is "
-            f"above the platform's maximum for the sidecar role, 48Gi ({SIDECAR_ROLE})",
+            f"above the policy's maximum for the sidecar role, 48Gi ({SIDECAR_ROLE})",
         ),
     ]
     assert render([runtime(), job({"limits": {"memory": "48Gi"}})], config).code == 0, "at the cap is allowed"
@@ -460,24 +460,24 @@ def test_max_per_role_names_each_role() -> None:
         (
             "spec.runtimeRef",
             "limits.memory 16Gi (runtime) of container 'dataset-initializer' of replicated job 'dataset-initializer' "
-            "is above the platform's maximum for the initializer role, 8Gi "
+            "is above the policy's maximum for the initializer role, 8Gi "
             "(functionConfig maxPerRole.initializer: the containers of the initializer jobs)",
         ),
         (
             "spec.runtimeRef",
-            "limits.memory 2Gi (runtime) of initContainer 'fetch' of replicated job 'node' is above the platform's "
+            "limits.memory 2Gi (runtime) of initContainer 'fetch' of replicated job 'node' is above the policy's "
             "maximum for the initContainer role, 1Gi "
             "(functionConfig maxPerRole.initContainer: init containers that run to completion)",
         ),
         (
             "spec.runtimeRef",
-            "limits.cpu 2 (runtime) of sidecar 'data-loader' of replicated job 'node' is above the platform's "
+            "limits.cpu 2 (runtime) of sidecar 'data-loader' of replicated job 'node' is above the policy's "
             f"maximum for the sidecar role, 1 ({SIDECAR_ROLE})",
         ),
         (
             f"{PER_NODE}.limits[nvidia.com/gpu]",
             "limits.nvidia.com/gpu 4 (resourcesPerNode) of container 'node' of replicated job 'node' is above the "
-            "platform's maximum for the trainer role, 2 (functionConfig maxPerRole.trainer: the trainer container)",
+            "policy's maximum for the trainer role, 2 (functionConfig maxPerRole.trainer: the trainer container)",
         ),
     ]
 
@@ -493,13 +493,13 @@ def test_a_limit_range_default_counts_only_where_nothing_is_set() -> None:
         (
             f"{SIDECAR}",
             "requests.cpu 4 (LimitRange team-a/caps (default), a default: neither the TrainJob nor the runtime sets "
-            "cpu for this container) of sidecar 'data-loader' of replicated job 'node' is above the platform's "
+            "cpu for this container) of sidecar 'data-loader' of replicated job 'node' is above the policy's "
             f"maximum for the sidecar role, 2 ({SIDECAR_ROLE})",
         ),
         (
             f"{SIDECAR}",
             "limits.cpu 4 (LimitRange team-a/caps, a default: neither the TrainJob nor the runtime sets cpu for this "
-            "container) of sidecar 'data-loader' of replicated job 'node' is above the platform's maximum for the "
+            "container) of sidecar 'data-loader' of replicated job 'node' is above the policy's maximum for the "
             f"sidecar role, 2 ({SIDECAR_ROLE})",
         ),
     ]

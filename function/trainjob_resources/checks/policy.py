@@ -629,7 +629,7 @@ def platform_violations(view: TrainJobPods, config: Options) -> list[Violation]:
                         _container_path(c, section, name),
                         f"{section}.{name} {value.quantity.canonical()} ({value.source}) of {_where(job, c)}",
                         value,
-                        f"the platform's maximum per container, {limit.canonical()} (functionConfig maxPerContainer)",
+                        f"the policy's maximum per container, {limit.canonical()} (functionConfig maxPerContainer)",
                     )
                 )
             names = sorted({*c.requests, *c.limits})
@@ -708,7 +708,7 @@ def role_violations(view: TrainJobPods, config: Options, topo: Topology) -> list
                         path,
                         f"{section}.{name} {value.quantity.canonical()} ({source}) of {_where(job, c)}",
                         value,
-                        f"the platform's maximum for the {role} role, {limit.canonical()} "
+                        f"the policy's maximum for the {role} role, {limit.canonical()} "
                         f"(functionConfig maxPerRole.{role}: {ROLE_MEANING[role]})",
                     )
                 )

@@ -64,6 +64,7 @@ ADMITTED_BY_THE_CLUSTER = {
     "invalid-quantity",
     "invalid-resource-name",
     "limitrange-max-overridden-sidecar",
+    "mpi-launcher-as-node-apart",  # the launcher is a node: resourcesPerNode cannot size it apart
     "mpi-launcher-move-refused",  # the function's refusal of a move that would size the launcher
     "negative-quantity",
     "one-bad-one-good",

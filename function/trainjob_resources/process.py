@@ -451,7 +451,14 @@ def _validate(context: TrainJobContext) -> tuple[list[Violation], dict[Container
     if any(v.severity == "error" for v in out):
         return out, {}
     entry, memo = context.runtime, context.memo
-    effective = effective_resources(entry.jobs, context.sites, context.per_node, context.topo, native=context.native)
+    effective = effective_resources(
+        entry.jobs,
+        context.sites,
+        context.per_node,
+        context.topo,
+        native=context.native,
+        per_node_replaces=context.release.per_node_replaces,
+    )
     for one in effective.values():
         out += memo.remember(EFFECTIVE, _EFFECTIVE_READS, context, partial(_effective_findings, context, one), one)
     return out, effective

@@ -19,6 +19,7 @@ from pydantic.alias_generators import to_camel
 
 from ..kube.quantity import QuantityError, invalid, parse_quantity
 from ..kube.resource_rules import qualified_name_errors
+from ..trainer.releases import NEWEST, TrainerVersion
 from ..values import fieldpath
 from ..values.violations import Violation
 from .options import DEFAULT_GPU_RESOURCES, ROLES
@@ -39,6 +40,7 @@ class FunctionConfig(BaseModel):
 
     mode: Literal["materialize", "native"] = "materialize"
     derived_runtime_kind: Literal["TrainingRuntime", "ClusterTrainingRuntime"] = "TrainingRuntime"
+    trainer_version: TrainerVersion = NEWEST  # the Kubeflow Trainer the cluster runs (trainer/releases.py)
     trainer_resources: Literal["error", "moveToResourcesPerNode"] = "error"
     # Platform and namespace policy (policy.py).
     namespace_policy: Literal["error", "warning", "off"] = "error"
@@ -318,7 +320,7 @@ POLICY_OPTIONS = (
 _BOOLEAN_OPTIONS = ("allowGpuInSidecars",)
 # Options that are not policy, but that the platform may pin by setting them in its config: which kind
 # the derived runtimes are decides whether tenants' derived runtimes share one cluster-wide namespace.
-PINNED_OPTIONS = ("derivedRuntimeKind",)
+PINNED_OPTIONS = ("derivedRuntimeKind", "trainerVersion")
 _STRICTNESS = {"off": 0, "warning": 1, "error": 2}
 
 
@@ -515,6 +517,7 @@ def _looser(option: str, value: Any, floor: Any) -> str | None:
 _DESCRIPTIONS = {
     "mode": "materialize (default): derived runtimes the API accepts; native: validate only",
     "derivedRuntimeKind": "the kind of the derived runtimes",
+    "trainerVersion": "the Kubeflow Trainer release the cluster runs (v2.2 or v2.3; default the newest)",
     "trainerResources": "resources on the trainer container: an error, or moved to spec.trainer.resourcesPerNode",
     "namespacePolicy": "how LimitRange and ResourceQuota findings are reported",
     "maxPerContainer": "the largest request or limit of any one container, per resource name",

@@ -17,6 +17,7 @@ from yaml.nodes import MappingNode
 from ..krm.resource_list import Item
 from ..kube.merge import without_nulls
 from ..trainer.api import CLUSTER_RUNTIME_KIND
+from ..trainer.releases import TrainerRelease, release
 from ..trainer.sites import ContainerSite, JobPatchSite, job_sites
 from ..trainer.topology import Topology
 from ..trainer.trainjob_view import TrainJobView
@@ -112,6 +113,11 @@ class TrainJobContext(MutableRecord):
         return self.config.mode == "native"
 
     @property
+    def release(self) -> TrainerRelease:
+        """The Kubeflow Trainer release the cluster runs (``trainerVersion``)."""
+        return release(self.config.trainer_version)
+
+    @property
     def runtime(self) -> RuntimeEntry:
         """The runtime the TrainJob resolved to (only after ``resolved``)."""
         assert self.entry is not None
@@ -143,7 +149,9 @@ class TrainJobContext(MutableRecord):
         """What moving the trainer containers' patches would write to resourcesPerNode, or why it
         cannot (``checks/moving.py``)."""
         if self._moved is None:
-            self._moved = moving.moved(self.runtime, self.sites, without_nulls(self.per_node), self.topo)
+            self._moved = moving.moved(
+                self.runtime, self.sites, without_nulls(self.per_node), self.topo, self.release.per_node_replaces
+            )
         return self._moved
 
     @property

@@ -222,11 +222,14 @@ def pod_parts(
     sites: Sequence[ContainerSite],
     defaults: Sequence[ContainerDefaults] = (),
     mode: str = "materialize",
+    per_node_replaces: bool = False,
 ) -> PodParts:
     assert entry.model is not None
     per_node = resources_per_node(trainjob)
     topo = topology(entry.model, trainjob, sites, mode)
-    effective = effective_resources(entry.jobs, sites, per_node, topo, native=mode == "native")
+    effective = effective_resources(
+        entry.jobs, sites, per_node, topo, native=mode == "native", per_node_replaces=per_node_replaces
+    )
     problems: list[Violation] = []
     jobs: list[_JobParts] = []
     for job_model in entry.model.replicated_jobs:
@@ -258,7 +261,7 @@ def explain_trainjob(
     assert entry.model is not None
     parts = reuse[0].get(reuse[1]) if reuse is not None else None
     if parts is None:
-        parts = pod_parts(trainjob, entry, sites, defaults, mode)
+        parts = pod_parts(trainjob, entry, sites, defaults, mode, context.release.per_node_replaces)
         if reuse is not None:
             reuse[0][reuse[1]] = parts
     jobs = [JobView(one, pod_count(parts.topo, entry.model, trainjob, one[0].name)) for one in parts.jobs]

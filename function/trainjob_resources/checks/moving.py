@@ -17,7 +17,11 @@ from .provenance import dump
 
 
 def moved(
-    entry: RuntimeEntry, sites: list[ContainerSite], per_node: dict[str, Any] | None, topo: Topology
+    entry: RuntimeEntry,
+    sites: list[ContainerSite],
+    per_node: dict[str, Any] | None,
+    topo: Topology,
+    replaces: bool = False,
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The resourcesPerNode that moving the trainer containers' patches would write (``per_node``)."""
     assert entry.model is not None
@@ -33,7 +37,8 @@ def moved(
         container = info.containers.get(("containers", TRAINER_CONTAINER)) if info else None
         for claim in (container.resources.get("claims") if container is not None else None) or []:
             claims.append(str(claim.get("name")) if isinstance(claim, dict) else str(claim))
-    return moved_resources(patches, per_node, runtime_node_resources(entry.model, entry.jobs, topo), claims)
+    runtime_node = runtime_node_resources(entry.model, entry.jobs, topo)
+    return moved_resources(patches, per_node, runtime_node, claims, replaces)
 
 
 def _trainers_differ(entry: RuntimeEntry, sites: list[ContainerSite], topo: Topology) -> str | None:

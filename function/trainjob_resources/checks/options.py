@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal, Protocol
 
+from ..trainer.releases import NEWEST
+
 # The roles ``maxPerRole`` caps (checks/policy.py ``container_role`` says which container has which).
 ROLES = ("trainer", "initializer", "sidecar", "initContainer")
 DEFAULT_GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/mig-*", "amd.com/gpu", "gpu.intel.com/*")
@@ -21,6 +23,8 @@ class Options(Protocol):
     def mode(self) -> Literal["materialize", "native"]: ...
     @property
     def derived_runtime_kind(self) -> Literal["TrainingRuntime", "ClusterTrainingRuntime"]: ...
+    @property
+    def trainer_version(self) -> str: ...
     @property
     def trainer_resources(self) -> Literal["error", "moveToResourcesPerNode"]: ...
     @property
@@ -48,6 +52,7 @@ class Defaults:
     __slots__ = ()
     mode: Final = "materialize"
     derived_runtime_kind: Final = "TrainingRuntime"
+    trainer_version: Final = NEWEST
     trainer_resources: Final = "error"
     namespace_policy: Final = "error"
     allowed_resources: Final[tuple[str, ...] | None] = None

@@ -241,13 +241,16 @@ _REQUIRED_CONTAINERS = {
 INITIALIZER_VOLUME = "initializer"  # pkg/runtime/framework/plugins/jobset/constants/constants.go
 
 
-def webhook_violations(runtime: RuntimeSpecView, base_display: str, kind: str) -> list[Violation]:
+def webhook_violations(
+    runtime: RuntimeSpecView, base_display: str, kind: str, selector: bool = True
+) -> list[Violation]:
     """What the runtime webhooks refuse on create (``validateReplicatedJobs``,
     ``pkg/webhooks/trainingruntime_webhook.go``, also run by ``clustertrainingruntime_webhook.go``):
     a job labelled trainer or initializer with ``replicas`` other than 1 (the CRD defaults it to 1),
     or without its required container. A derived runtime keeps the base's jobs and labels but never
     the label ``trainer.kubeflow.org/webhook-validation: disabled``, so a base that only passed with
-    it makes a derived runtime the cluster refuses."""
+    it makes a derived runtime the cluster refuses. ``selector``: whether the release has that label's
+    selector (Trainer v2.2 has none: there the base was let in before the webhook ran, or not at all)."""
     out: list[Violation] = []
     for job in runtime.replicated_jobs:
         ancestor = job.labels.get(ANCESTOR_LABEL)
@@ -264,7 +267,7 @@ def webhook_violations(runtime: RuntimeSpecView, base_display: str, kind: str) -
             out.append(Violation("spec.runtimeRef", f"{why}, has replicas {replicas}: it must always be 1"))
         if all(c.name != required for c in job.containers):
             out.append(Violation("spec.runtimeRef", f"{why}, has no container {required!r}, which it must have"))
-    if out:
+    if out and selector:
         out[-1] = Violation(
             out[-1].path,
             out[-1].message + " (the label trainer.kubeflow.org/webhook-validation: disabled, which a derived "

@@ -207,6 +207,7 @@ functionConfig: none, a v1 ConfigMap (the options under `data`, as strings), or
   spec:
     mode: materialize               # materialize (default): derived runtimes | native: validate only
     derivedRuntimeKind: TrainingRuntime  # TrainingRuntime (default) | ClusterTrainingRuntime
+    trainerVersion: v2.3.0          # the cluster's Kubeflow Trainer: v2.3.0 (default) | v2.2.1 | v2.2.0
     trainerResources: error         # error (default) | moveToResourcesPerNode
     namespacePolicy: error          # LimitRange/ResourceQuota findings: error (default) | warning | off
     maxPerContainer: {{memory: 128Gi}}  # platform maximum per container and resource

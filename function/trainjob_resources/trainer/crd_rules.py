@@ -26,6 +26,7 @@ from ..values import fieldpath
 from ..values.keys import CONTAINER_LISTS
 from ..values.violations import Violation
 from .api import JOB_CHAIN, POD_CHAIN
+from .releases import NEWEST, TrainerRelease, release
 
 _RFC1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _POD_LISTS: tuple[tuple[str, int, str | None], ...] = (
@@ -37,6 +38,7 @@ _POD_LISTS: tuple[tuple[str, int, str | None], ...] = (
     ("tolerations", 128, None),
     ("schedulingGates", 16, "name"),
 )
+NEWEST_RELEASE = release(NEWEST)
 _CONTAINER_LISTS = (("env", 128, "name"), ("volumeMounts", 128, "name"))
 _TRAINER_LISTS: tuple[tuple[str, int, str | None], ...] = (
     ("command", 128, None),
@@ -46,12 +48,16 @@ _TRAINER_LISTS: tuple[tuple[str, int, str | None], ...] = (
 
 
 def crd_violations(
-    trainjob: Mapping[str, Any], mode: str = "materialize", directives: bool = True, rewritten: bool = False
+    trainjob: Mapping[str, Any],
+    mode: str = "materialize",
+    directives: bool = True,
+    rewritten: bool = False,
+    trainer: TrainerRelease = NEWEST_RELEASE,
 ) -> list[Violation]:
     """``trainjob``: plain data that ``models.parse_trainjob`` accepted. ``directives``: whether a key
     may start with ``$`` (False when the text it was read from has no ``$`` that could spell one).
     ``rewritten``: whether the function writes resourcesPerNode's quantities as the API server
-    stores them (then it does not warn of them)."""
+    stores them (then it does not warn of them). ``trainer``: the release whose CRD it is (``releases``)."""
     out: list[Violation] = []
     name = _get(trainjob, "metadata", "name")
     if isinstance(name, str) and name:
@@ -74,7 +80,7 @@ def crd_violations(
         out += _length(ref.get(key), f"spec.runtimeRef.{key}", 253)
     out += _trainer(spec.get("trainer"))
     out += _spec_fields(spec)
-    out += _initializer(spec.get("initializer"))
+    out += _initializer(spec.get("initializer"), trainer.storage_uri_rule)
     patches = spec.get("runtimePatches") or []
     out += _max_items(patches, "spec.runtimePatches", 16)
     for p, patch in enumerate(patches):
@@ -88,7 +94,7 @@ def crd_violations(
             out += _length(job.get("name"), f"{job_path}.name", 253, 1)
             pod = _get(job, *POD_CHAIN)
             if isinstance(pod, MAPPINGS):
-                out += _pod(pod, ".".join([job_path, *POD_CHAIN]))
+                out += _pod(pod, ".".join([job_path, *POD_CHAIN]), trainer)
         if directives:
             out += _directives(patch, path, mode)
     if patches and not rewritten:
@@ -133,7 +139,7 @@ def _spec_fields(spec: Mapping[str, Any]) -> list[Violation]:
     return out
 
 
-def _initializer(initializer: Any) -> list[Violation]:
+def _initializer(initializer: Any, storage_uri_rule: bool) -> list[Violation]:
     """``DatasetInitializer`` and ``ModelInitializer``: ``storageUri`` empty or ``scheme://...`` (CEL),
     at most 2048 characters; at most 128 ``env``, unique by name."""
     if not isinstance(initializer, MAPPINGS):
@@ -147,7 +153,7 @@ def _initializer(initializer: Any) -> list[Violation]:
         uri = one.get("storageUri")
         if isinstance(uri, str):
             out += _length(uri, f"{path}.storageUri", 2048)
-            if uri and not _STORAGE_URI.fullmatch(uri):
+            if storage_uri_rule and uri and not _STORAGE_URI.fullmatch(uri):
                 out.append(
                     Violation(
                         f"{path}.storageUri",
@@ -159,10 +165,19 @@ def _initializer(initializer: Any) -> list[Violation]:
     return out
 
 
-def _pod(pod: Mapping[str, Any], path: str) -> list[Violation]:
+def _pod(pod: Mapping[str, Any], path: str, trainer: TrainerRelease) -> list[Violation]:
     out = _length(pod.get("serviceAccountName"), f"{path}.serviceAccountName", 253)
     grace = pod.get("terminationGracePeriodSeconds")
-    if isinstance(grace, int) and grace < 0:
+    if "terminationGracePeriodSeconds" in pod and not trainer.grace_period_patch:
+        out.append(
+            Violation(
+                f"{path}.terminationGracePeriodSeconds",
+                f"{trainer.name}'s PodSpecPatch has no terminationGracePeriodSeconds (added in v2.3.0): the API "
+                "server refuses the TrainJob (field not declared in schema); set it in the runtime, or leave it out",
+                current_value=grace,
+            )
+        )
+    elif isinstance(grace, int) and grace < 0:
         out.append(
             Violation(
                 f"{path}.terminationGracePeriodSeconds",

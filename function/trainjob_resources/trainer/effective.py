@@ -1,10 +1,11 @@
 """Effective container resources: the runtime's, then every patch in list order, then resourcesPerNode.
 
 As ``pkg/runtime/core/trainingruntime.go`` computes them: ``mergeRuntimePatches`` applies the patches
-(claims replaced), then ``newRuntimeInfo`` merges ``resourcesPerNode`` onto the trainer containers
-that ``topology`` names (``MergeResourceRequirements``: nulls pruned, claims by name) and keeps
-only the merged limits and requests: with ``resourcesPerNode`` set, a trainer container has no
-claims, neither the runtime's nor resourcesPerNode's; see ``merge``. In ``native`` mode the
+(claims replaced), then ``newRuntimeInfo`` merges ``resourcesPerNode`` onto the trainer containers that ``topology``
+names (``MergeResourceRequirements``: nulls pruned, claims by name) and keeps only the merged limits
+and requests: with ``resourcesPerNode`` set, a trainer container has no claims, neither the runtime's
+nor resourcesPerNode's; see ``merge``. Trainer v2.2's JobSet builder replaces those containers'
+resources with resourcesPerNode instead (``per_node_replaces``). In ``native`` mode the
 patches' nulls are pruned too: the API server keeps none.
 
 Each value remembers where it came from (the runtime, a patch's manager, resourcesPerNode), so
@@ -70,6 +71,19 @@ class Effective(MutableRecord):
                 else:
                     self.sources[(section, name)] = source
 
+    def replace(self, requirements: Mapping[str, Any], source: Source) -> None:
+        """The container's resources become ``requirements``' limits and requests and nothing else."""
+        claims = self.requirements.get("claims")
+        self.requirements = {
+            s: dict(v) for s in ("limits", "requests") if isinstance(v := requirements.get(s), MAPPINGS)
+        }
+        if claims is not None:
+            self.requirements["claims"] = claims  # dropped by the caller, as newRuntimeInfo drops them
+        self.patched_by.append(source)
+        self.sources = {
+            (s, name): source for s, values in self.requirements.items() if s != "claims" for name in values
+        }
+
     def source_of(self, section: str, name: str) -> Source:
         return self.sources.get((section, name), Source(RUNTIME_SOURCE, None))
 
@@ -89,9 +103,12 @@ def effective_resources(
     resources_per_node: Mapping[str, Any] | None = None,
     trainers: Topology | None = None,
     native: bool = False,
+    per_node_replaces: bool = False,
 ) -> dict[ContainerKey, Effective]:
     """Effective resources of every runtime container that a patch (or resourcesPerNode) sizes;
-    ``trainers`` says which containers resourcesPerNode sizes (none without it)."""
+    ``trainers`` says which containers resourcesPerNode sizes (none without it);
+    ``per_node_replaces``: resourcesPerNode, where it has limits or requests, is the trainer
+    containers' whole resources (Trainer v2.2, trainer/releases.py)."""
     out: dict[ContainerKey, Effective] = {}
     for site in sites:
         if site.resources is None:
@@ -106,17 +123,34 @@ def effective_resources(
         )
         out[site.key] = effective
     if resources_per_node is not None and trainers is not None:
-        per_node = without_nulls(resources_per_node)
-        for job in jobs.values():
-            for (list_name, name), container in job.containers.items():
-                if trainers.is_trainer(job.name, list_name, name):
-                    key: ContainerKey = (job.name, list_name, name)
-                    effective = out.get(key) or start(container)
-                    effective.overlay(per_node, Source(PER_NODE_SOURCE, RESOURCES_PER_NODE_PATH), claims_by_name=True)
-                    # newRuntimeInfo then keeps only limits and requests: the claims are gone.
-                    claims = effective.requirements.pop("claims", None)
-                    effective.dropped_claims = [
-                        str(c.get("name")) for c in claims or [] if isinstance(c, MAPPINGS) and c.get("name")
-                    ]
-                    out[key] = effective
+        _apply_per_node(out, jobs, resources_per_node, trainers, per_node_replaces)
     return out
+
+
+def _apply_per_node(
+    out: dict[ContainerKey, Effective],
+    jobs: Mapping[str, JobInfo],
+    resources_per_node: Mapping[str, Any],
+    trainers: Topology,
+    per_node_replaces: bool,
+) -> None:
+    per_node = without_nulls(resources_per_node)
+    # builder.go at v2.2.1: only a resourcesPerNode with limits or requests is applied.
+    replacing = per_node_replaces and per_node is not None and ("limits" in per_node or "requests" in per_node)
+    if per_node_replaces and not replacing:
+        return
+    for job in jobs.values():
+        for (list_name, name), container in job.containers.items():
+            if trainers.is_trainer(job.name, list_name, name):
+                key: ContainerKey = (job.name, list_name, name)
+                effective = out.get(key) or start(container)
+                if replacing and per_node is not None:
+                    effective.replace(per_node, Source(PER_NODE_SOURCE, RESOURCES_PER_NODE_PATH))
+                else:
+                    effective.overlay(per_node, Source(PER_NODE_SOURCE, RESOURCES_PER_NODE_PATH), claims_by_name=True)
+                # newRuntimeInfo then keeps only limits and requests: the claims are gone.
+                claims = effective.requirements.pop("claims", None)
+                effective.dropped_claims = [
+                    str(c.get("name")) for c in claims or [] if isinstance(c, MAPPINGS) and c.get("name")
+                ]
+                out[key] = effective

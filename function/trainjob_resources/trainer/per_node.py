@@ -84,9 +84,13 @@ def moved_resources(
     existing: Mapping[str, Any] | None,
     runtime_node: Mapping[str, Any],
     runtime_claims: Iterable[str] = (),
+    replaces: bool = False,
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The ``resourcesPerNode`` equal to the trainer patches, or why there is none.
-    ``runtime_claims``: the claims of the trainer containers in the runtime."""
+    ``runtime_claims``: the claims of the trainer containers in the runtime. ``replaces``: the
+    release gives the trainer containers resourcesPerNode as their whole resources (Trainer v2.2,
+    ``releases``), so the move carries every runtime value the pods keep, not only those the
+    plugins read."""
     patch: dict[str, Any] = {}
     for one in patches:
         patch = compose_patches(patch, one)
@@ -102,14 +106,24 @@ def moved_resources(
             f"pkg/runtime/core/trainingruntime.go, rebuilds its resources from limits and requests only), so "
             f"the claims {', '.join(lost)} would be gone from the pods; size this container in the runtime instead"
         )
-    if existing is None:
+    if existing is None or replaces:
         carried: dict[str, Any] = {}
+        recounted: list[str] = []
         for section in ("limits", "requests"):
             values = runtime_node.get(section)
-            own = patch.get(section) or {}
-            kept = {k: v for k, v in (values or {}).items() if read_by_plugins(k) and k not in own}
+            own = {**(patch.get(section) or {}), **((existing or {}).get(section) or {})}
+            kept = {k: v for k, v in (values or {}).items() if (replaces or read_by_plugins(k)) and k not in own}
+            if existing is not None:
+                recounted += [f"{section}.{k}" for k in kept if read_by_plugins(k)]
             if kept:
                 carried[section] = kept
+        if recounted:
+            return None, (
+                "on Kubeflow Trainer v2.2 resourcesPerNode replaces the trainer container's resources (WithResources, "
+                "pkg/runtime/framework/plugins/jobset/builder.go at v2.2.1), so the move would have to carry the "
+                f"runtime's {', '.join(recounted)} into it, and the plugins would then count them from "
+                "resourcesPerNode (devices, processes per node); write them in spec.trainer.resourcesPerNode yourself"
+            )
         patch = merge_requirements(carried, patch)
     moved = merge_requirements(merge_requirements(None, patch), existing, claims_by_name=True)
     return {section: _quantities_as_strings(values) for section, values in moved.items()}, None

@@ -9,7 +9,15 @@ from ...values.violations import Violation
 from ..context import TrainJobContext
 from ..validate import validate_container_site
 from .framework import Rule
-from .reads import CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY, TRAINER_RESOURCES
+from .reads import (
+    CONTAINER_SITES,
+    PATCHED_RESOURCES,
+    RESOURCES_PER_NODE,
+    RUNTIME,
+    TOPOLOGY,
+    TRAINER_RESOURCES,
+    TRAINER_VERSION,
+)
 from .stages import PATCHES
 
 
@@ -25,7 +33,7 @@ RULE = Rule(
     "container-site",
     (PATCHES,),
     "container-site",
-    (RUNTIME, TRAINER_RESOURCES, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY),
+    (RUNTIME, TRAINER_RESOURCES, TRAINER_VERSION, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY),
     "ContainerPatches naming a container the runtime lacks, and resources Kubernetes refuses",
     _check,
 )

@@ -15,7 +15,7 @@ from .stages import RUNTIME_FREE, TRAINJOB
 def _check(context: TrainJobContext, _: Any) -> list[Violation]:
     # A resolved TrainJob is written out by materialize mode, its quantities as the API server stores them.
     rewritten = context.entry is not None and not context.native
-    return crd_violations(context.raw, context.config.mode, context.directives, rewritten)
+    return crd_violations(context.raw, context.config.mode, context.directives, rewritten, context.release)
 
 
 RULE = Rule(

@@ -32,7 +32,7 @@ from ...values.violations import Violation
 from ..context import TrainJobContext
 from ..explain import ContainerView, pod_parts
 from .framework import Rule
-from .reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
+from .reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY, TRAINER_VERSION
 from .stages import PATCHES
 
 _REFUSED = "the API server refuses every Pod of it"
@@ -54,7 +54,9 @@ def _check(context: TrainJobContext, _: Any) -> list[Violation]:
         return []
     if not context.patched_sites and context.per_node is None:
         return []
-    parts = pod_parts(context.trainjob, context.runtime, context.sites, (), context.config.mode)
+    parts = pod_parts(
+        context.trainjob, context.runtime, context.sites, (), context.config.mode, context.release.per_node_replaces
+    )
     out: list[Violation] = []
     for job_model, _info, containers, pod, _requests, _limits in parts.jobs:
         if _has_pod_level(job_model):
@@ -124,7 +126,7 @@ RULE = Rule(
     "pod-level-resources",
     (PATCHES,),
     "trainjob",
-    (RUNTIME, MODE, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY),
+    (RUNTIME, MODE, TRAINER_VERSION, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY),
     "container resources the runtime's pod-level resources refuse",
     _check,
 )

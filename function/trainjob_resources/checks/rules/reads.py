@@ -48,6 +48,7 @@ def _effective(_: TrainJobContext, effective: Any) -> Hashable:
 # The runtime the TrainJob resolved to, with everything read from it.
 RUNTIME = Read("runtime", _runtime)
 MODE = Read("option mode", lambda c, _: c.config.mode)
+TRAINER_VERSION = Read("option trainerVersion", lambda c, _: c.release)
 TRAINER_RESOURCES = Read("option trainerResources", lambda c, _: c.config.trainer_resources)
 # The patches' managers; without where they are named, whether they are all valid.
 MANAGERS = Read("managers", lambda c, _: c.managers, lambda c, _: c.memo.valid_managers(c.managers))

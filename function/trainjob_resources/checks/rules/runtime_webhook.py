@@ -15,7 +15,7 @@ from .stages import DERIVE
 def _check(context: TrainJobContext, _: Any) -> list[Violation]:
     entry = context.runtime
     assert entry.model is not None
-    return webhook_violations(entry.model, entry.display, context.kind)
+    return webhook_violations(entry.model, entry.display, context.kind, context.release.webhook_selector)
 
 
 RULE = Rule(

@@ -744,13 +744,22 @@ def test_a_huge_quantity_costs_little_and_prints_little(repo: Path) -> None:
     assert len(out.stderr) < 20_000 and time.monotonic() - started < 20
 
 
-def test_the_platform_pins_derived_runtime_kind(repo: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("option", "variable", "platform_value", "tenant_value"),
+    [
+        ("derivedRuntimeKind", "DERIVED_RUNTIME_KIND", "TrainingRuntime", "ClusterTrainingRuntime"),
+        ("trainerVersion", "TRAINER_VERSION", "v2.2.1", "v2.3.0"),
+    ],
+)
+def test_the_platform_pins_an_option(
+    repo: Path, tmp_path: Path, option: str, variable: str, platform_value: str, tenant_value: str
+) -> None:
     platform = write(tmp_path / "platform.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n"
-                     "data:\n  derivedRuntimeKind: TrainingRuntime\n")  # fmt: skip
-    env = {"ARGOCD_ENV_DERIVED_RUNTIME_KIND": "ClusterTrainingRuntime"}
+                     f"data:\n  {option}: {platform_value}\n")  # fmt: skip
+    env = {f"ARGOCD_ENV_{variable}": tenant_value}
     out = render(repo / "app", "--config", str(platform), "--config-from-env", env=env)
     assert (out.code, out.stdout) == (1, ""), out
-    assert "derivedRuntimeKind ClusterTrainingRuntime: the platform pins it to TrainingRuntime" in out.stderr, out
+    assert f"{option} {tenant_value}: the platform pins it to {platform_value}" in out.stderr, out
     assert render(repo / "app", "--config-from-env", env=env).code == 0, (
         "without the platform's pin, the tenant's choice"
     )

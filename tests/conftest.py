@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.cluster.controlplane import ControlPlane, Unavailable, require_paths
+from tests.cluster.controlplane import DEFAULT_TRAINER, ControlPlane, Unavailable, require_paths
 from tests.engine import Engine, find_engine
 
+Planes = Callable[[str], ControlPlane]
 KPT_FALLBACK = Path("/usr/lib/google-cloud-sdk/bin/kpt")
 # A test that asks for a real tool's fixture carries that tool's marker (pyproject's markers), so that
 # `make unit` (-m "not kubectl and ...") leaves it out without each test repeating the mark.
@@ -22,6 +23,8 @@ FIXTURE_MARKERS = {
     "engine": "image",
     "cluster_paths": "cluster",
     "control_plane": "cluster",
+    "control_planes": "cluster",
+    "trainer_control_plane": "cluster",
     "kueue_control_plane": "cluster",
 }
 
@@ -81,9 +84,45 @@ def cluster_paths() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def control_plane() -> Iterator[ControlPlane]:
-    """The local control plane with upstream Trainer's controllers and webhooks (tests/cluster/), once per run."""
-    yield from _running(kueue=False)
+def control_planes() -> Iterator[Planes]:
+    """``control_planes("v2.2.1")``: the control plane of a Trainer release (controlplane.TRAINER_RELEASES),
+    started the first time a test asks for that release and kept for the rest of the run."""
+    planes: dict[str, ControlPlane | BaseException] = {}
+
+    def plane(trainer: str) -> ControlPlane:
+        if trainer not in planes:
+            try:
+                planes[trainer] = ControlPlane(trainer=trainer).start()
+            except Unavailable as absent:
+                _unavailable(str(absent))
+            except Exception as failed:  # a start that failed fails each test that asks again, at once
+                planes[trainer] = failed
+                raise
+        started = planes[trainer]
+        if isinstance(started, BaseException):
+            raise RuntimeError(f"the Trainer {trainer} control plane did not start: {started}")
+        return started
+
+    try:
+        yield plane
+    finally:
+        for started in planes.values():
+            if isinstance(started, ControlPlane):
+                started.stop()
+
+
+@pytest.fixture(scope="session")
+def control_plane(control_planes: Planes) -> ControlPlane:
+    """The local control plane with upstream Trainer's controllers and webhooks (tests/cluster/), once per
+    run: the default (newest) release's."""
+    return control_planes(DEFAULT_TRAINER)
+
+
+@pytest.fixture
+def trainer_control_plane(request: pytest.FixtureRequest, control_planes: Planes) -> ControlPlane:
+    """The control plane of the release a test is parametrized with, for a test to run on each release:
+    ``@pytest.mark.parametrize("trainer_control_plane", TRAINER_RELEASES, indirect=True)``."""
+    return control_planes(getattr(request, "param", DEFAULT_TRAINER))
 
 
 @pytest.fixture(scope="session")

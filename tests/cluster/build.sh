@@ -3,9 +3,10 @@
 # into a cache folder keyed by every pinned version and the harness's source:
 #
 #   ${TRAINJOB_RESOURCES_CACHE:-$HOME/.cache/trainjob-resources}/cluster/<key>/
-#     bin/kube-apiserver bin/etcd bin/harness bin/kueue bin/kustomize-<v>... bin/helm-<v>
+#     bin/kube-apiserver bin/etcd bin/harness bin/harness-<trainer>... bin/kueue bin/kustomize-<v>... bin/helm-<v>
 #     crds/ (upstream Trainer's, JobSet's and scheduler-plugins' CRDs, copied out of the module cache)
 #     webhook/manifests.yaml (upstream Trainer's webhook configuration)
+#     releases/<trainer>/crds/ releases/<trainer>/webhook/manifests.yaml (the same, for each older release)
 #     kueue/crds/ kueue/webhook.yaml (upstream Kueue's CRDs and webhook configuration)
 #     paths.json (what tests/cluster/controlplane.py reads)
 #
@@ -15,7 +16,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# Pinned here (the Go modules' versions are in go.mod/go.sum of this folder and tools/*/).
+# Pinned here (the Go modules' versions are in go.mod/go.sum of this folder and tools/*/; an older Trainer
+# release's in trainer-v<minor>.mod/.sum, the same harness built with -modfile).
 # kustomize: the newest v5 that builds with this machine's Go (v5.8.3 needs go >= 1.27) and v5.4,
 # the oldest v5 minor still in wide use. Helm v3: its --post-renderer runs an executable, as our
 # example does (Helm v4's names a plugin).
@@ -38,8 +40,16 @@ modver() { awk -v m="$1" '$1 == m && $2 ~ /^v/ { print $2; exit }' "$2"; }
 k8s_version="$(modver k8s.io/kubernetes tools/apiserver/go.mod)"
 etcd_version="$(modver go.etcd.io/etcd/server/v3 tools/etcd/go.mod)"
 trainer_version="$(modver github.com/kubeflow/trainer/v2 go.mod)"
+# Older Trainer releases, newest first: the same harness on the module file that names each.
+declare -A release_mod=()
+for mod in trainer-v*.mod; do
+  if [ -e "${mod}" ]; then release_mod["$(modver github.com/kubeflow/trainer/v2 "${mod}")"]="${mod}"; fi
+done
+releases=()
+[ "${#release_mod[@]}" -eq 0 ] || mapfile -t releases < <(printf '%s\n' "${!release_mod[@]}" | sort -rV)
 kueue_version="$(modver sigs.k8s.io/kueue kueue/go.mod)"
-sources=(build.sh go.mod go.sum harness/*.go kueue/*.go kueue/go.mod kueue/go.sum tools/*/go.mod tools/*/go.sum)
+sources=(build.sh go.mod go.sum trainer-v*.mod trainer-v*.sum harness/*.go kueue/*.go kueue/go.mod kueue/go.sum
+  tools/*/go.mod tools/*/go.sum)
 hash="$(
   {
     go env GOVERSION GOOS GOARCH
@@ -47,7 +57,7 @@ hash="$(
     sha256sum "${sources[@]}"
   } | sha256sum | cut -c1-12
 )"
-key="k8s-${k8s_version}_etcd-${etcd_version}_trainer-${trainer_version}_${hash}"
+key="k8s-${k8s_version}_etcd-${etcd_version}_trainer-${trainer_version}$(IFS=; echo "${releases[*]/#/-}")_${hash}"
 out="${cache_root}/${key}"
 
 # Point current at a build, atomically (other checkouts' tests may be reading it).
@@ -69,7 +79,7 @@ mkdir -p "${cache_root}"
 tmp="$(mktemp -d "${cache_root}/.build-XXXXXX")"
 chmod 755 "${tmp}"
 trap 'chmod -R u+w "${tmp}" 2>/dev/null; rm -rf "${tmp}"' EXIT
-mkdir -p "${tmp}/bin" "${tmp}/crds" "${tmp}/webhook" "${tmp}/kueue/crds"
+mkdir -p "${tmp}/bin" "${tmp}/kueue/crds"
 build=(go build -p 2 -trimpath -buildvcs=false)
 
 step "kube-apiserver (k8s.io/kubernetes ${k8s_version})"
@@ -82,6 +92,10 @@ step "etcd (go.etcd.io/etcd/server/v3 ${etcd_version})"
 (cd tools/etcd && "${build[@]}" -o "${tmp}/bin/etcd" go.etcd.io/etcd/server/v3)
 step "harness (github.com/kubeflow/trainer/v2 ${trainer_version})"
 "${build[@]}" -o "${tmp}/bin/harness" ./harness
+for release in "${releases[@]}"; do
+  step "harness (github.com/kubeflow/trainer/v2 ${release}, ${release_mod[${release}]})"
+  "${build[@]}" -modfile="${release_mod[${release}]}" -o "${tmp}/bin/harness-${release}" ./harness
+done
 step "kueue harness (sigs.k8s.io/kueue ${kueue_version}, its own module: Kueue builds on another Trainer)"
 (cd kueue && "${build[@]}" -o "${tmp}/bin/kueue" .)
 for v in "${KUSTOMIZE_VERSIONS[@]}"; do
@@ -105,18 +119,35 @@ mv "${tmp}/gobin/helm" "${tmp}/bin/helm-${HELM_VERSION}"
 rmdir "${tmp}/gobin"
 
 step "CRDs and webhook configuration, from the module cache"
-go mod download github.com/kubeflow/trainer/v2 sigs.k8s.io/jobset sigs.k8s.io/scheduler-plugins
-moddir() { go list -m -f '{{.Dir}}' "$1"; }
-trainer_dir="$(moddir github.com/kubeflow/trainer/v2)"
-jobset_dir="$(moddir sigs.k8s.io/jobset)"
-sp_dir="$(moddir sigs.k8s.io/scheduler-plugins)"
-cp "${trainer_dir}"/manifests/base/crds/trainer.kubeflow.org_*.yaml "${tmp}/crds/"
-cp "${jobset_dir}"/config/components/crd/bases/*.yaml "${tmp}/crds/"
-# Upstream's framework.go installs scheduler-plugins' manifests/coscheduling/crd.yaml (its Makefile
-# copies it from this module) and Volcano's PodGroup CRD (its Makefile curls it from GitHub, which is
-# not reachable here, and no volcano.sh/volcano module is served): Trainer then logs "PodGroup CRDs
-# must be installed in advance" and runs without the Volcano plugin's watches.
-cp "${sp_dir}/manifests/coscheduling/crd.yaml" "${tmp}/crds/scheduler-plugins_coscheduling_crd.yaml"
+# A release's CRDs and webhook configuration into $2, from the modules its module file ($1) names.
+trainer_assets() {
+  local dest="$2" trainer_dir jobset_dir sp_dir
+  go mod download -modfile="$1" github.com/kubeflow/trainer/v2 sigs.k8s.io/jobset sigs.k8s.io/scheduler-plugins
+  trainer_dir="$(go list -modfile="$1" -m -f '{{.Dir}}' github.com/kubeflow/trainer/v2)"
+  jobset_dir="$(go list -modfile="$1" -m -f '{{.Dir}}' sigs.k8s.io/jobset)"
+  sp_dir="$(go list -modfile="$1" -m -f '{{.Dir}}' sigs.k8s.io/scheduler-plugins)"
+  mkdir -p "${dest}/crds" "${dest}/webhook"
+  cp "${trainer_dir}"/manifests/base/crds/trainer.kubeflow.org_*.yaml "${dest}/crds/"
+  cp "${jobset_dir}"/config/components/crd/bases/*.yaml "${dest}/crds/"
+  # Upstream's framework.go installs scheduler-plugins' manifests/coscheduling/crd.yaml (its Makefile
+  # copies it from this module) and Volcano's PodGroup CRD (its Makefile curls it from GitHub, which is
+  # not reachable here, and no volcano.sh/volcano module is served): Trainer then logs "PodGroup CRDs
+  # must be installed in advance" and runs without the Volcano plugin's watches.
+  cp "${sp_dir}/manifests/coscheduling/crd.yaml" "${dest}/crds/scheduler-plugins_coscheduling_crd.yaml"
+  # The webhook configuration as upstream deploys it: manifests/base/webhook built with its patches,
+  # which (from v2.3.0) add the objectSelector that lets a runtime labelled
+  # trainer.kubeflow.org/webhook-validation: disabled through (patch_validating.yaml). Upstream's
+  # framework.go installs manifests.yaml without them; envtest rewrites each clientConfig to the harness.
+  "${tmp}/bin/kustomize-${KUSTOMIZE_VERSIONS[0]}" build "${trainer_dir}/manifests/base/webhook" >"${dest}/webhook/manifests.yaml"
+  if grep -q 'trainer.kubeflow.org/webhook-validation' "${trainer_dir}/manifests/base/webhook/patch_validating.yaml"; then
+    grep -q 'trainer.kubeflow.org/webhook-validation' "${dest}/webhook/manifests.yaml" ||
+      { echo "make cluster: the built webhook configuration has no webhook-validation objectSelector" >&2; exit 1; }
+  fi
+}
+trainer_assets go.mod "${tmp}"
+for release in "${releases[@]}"; do
+  trainer_assets "${release_mod[${release}]}" "${tmp}/releases/${release}"
+done
 # Kueue's CRDs as controller-gen writes them (config/components/crd/bases: no conversion webhook, which
 # its kustomization patches in; the harness reads and writes v1beta2, the stored version) and its
 # webhook configuration (config/components/webhook/manifests.yaml; the harness keeps the webhooks it serves).
@@ -124,13 +155,6 @@ kueue_dir="$(cd kueue && go mod download sigs.k8s.io/kueue && go list -m -f '{{.
 cp "${kueue_dir}"/config/components/crd/bases/kueue.x-k8s.io_*.yaml "${tmp}/kueue/crds/"
 cp "${kueue_dir}/config/components/webhook/manifests.yaml" "${tmp}/kueue/webhook.yaml"
 kueue_trainer="$(modver github.com/kubeflow/trainer/v2 kueue/go.mod)"
-# The webhook configuration as upstream deploys it: manifests/base/webhook built with its patches,
-# which add the objectSelector that lets a runtime labelled trainer.kubeflow.org/webhook-validation:
-# disabled through (patch_validating.yaml). Upstream's framework.go installs manifests.yaml without
-# them; envtest rewrites each clientConfig to the harness either way.
-"${tmp}/bin/kustomize-${KUSTOMIZE_VERSIONS[0]}" build "${trainer_dir}/manifests/base/webhook" >"${tmp}/webhook/manifests.yaml"
-grep -q 'trainer.kubeflow.org/webhook-validation' "${tmp}/webhook/manifests.yaml" ||
-  { echo "make cluster: the built webhook configuration has no webhook-validation objectSelector" >&2; exit 1; }
 chmod -R u+w "${tmp}"
 
 step "paths.json"
@@ -138,11 +162,29 @@ OUT="${out}" TMP="${tmp}" K8S="${k8s_version}" ETCD="${etcd_version}" TRAINER="$
   KVERS="${KUSTOMIZE_VERSIONS[*]}" HELM="${HELM_VERSION}" GOVERSION="$(go env GOVERSION)" \
   JOBSET="$(modver sigs.k8s.io/jobset go.mod)" CR="$(modver sigs.k8s.io/controller-runtime go.mod)" \
   SP="$(modver sigs.k8s.io/scheduler-plugins go.mod)" KUEUE="${kueue_version}" KUEUE_TRAINER="${kueue_trainer}" \
+  RELEASES="$(for r in "${releases[@]}"; do printf '%s=%s ' "${r}" "${release_mod[${r}]}"; done)" \
   python3 - <<'EOF'
-import json, os
+import json, os, re
 e = os.environ
 out = e["OUT"]
 b = lambda name: os.path.join(out, "bin", name)
+
+
+def release(modfile, harness, folder):
+    """A Trainer release's harness and assets, and the versions its module file builds it on."""
+    text = open(modfile).read()
+    mod = lambda m: re.search(rf"^\s*{re.escape(m)} (v\S+)", text, re.M).group(1)
+    names = ("github.com/kubeflow/trainer/v2", "sigs.k8s.io/jobset", "sigs.k8s.io/scheduler-plugins",
+             "sigs.k8s.io/controller-runtime", "k8s.io/client-go")
+    keys = ("trainer", "jobset", "scheduler-plugins", "controller-runtime", "client-go")
+    return {
+        "harness": b(harness),
+        "crds": os.path.join(folder, "crds"),
+        "webhook": os.path.join(folder, "webhook", "manifests.yaml"),
+        "versions": {k: mod(m) for k, m in zip(keys, names)},
+    }
+
+
 paths = {
     "kube-apiserver": b("kube-apiserver"),
     "etcd": b("etcd"),
@@ -152,6 +194,14 @@ paths = {
     "helm": b(f"helm-{e['HELM']}"),
     "crds": os.path.join(out, "crds"),
     "webhook": os.path.join(out, "webhook", "manifests.yaml"),
+    # Every Trainer release with a harness, the newest first (go.mod's); ControlPlane(trainer=...).
+    "releases": {
+        e["TRAINER"]: release("go.mod", "harness", out),
+        **{
+            v: release(modfile, f"harness-{v}", os.path.join(out, "releases", v))
+            for v, modfile in (pair.split("=") for pair in e["RELEASES"].split())
+        },
+    },
     "kueue": {
         "harness": b("kueue"),
         "crds": os.path.join(out, "kueue", "crds"),

@@ -5,7 +5,7 @@ writes a `paths.json` there; `tool_paths()` reads it. `ControlPlane().start()` r
 (tests/cluster/harness: envtest's etcd and kube-apiserver with upstream's CRDs and webhook
 configuration, Trainer's controllers and webhooks in-process) and talks to it with the machine's kubectl;
 ``ControlPlane(kueue=True)`` runs upstream Kueue's controllers, scheduler and webhooks beside it
-(tests/cluster/kueue).
+(tests/cluster/kueue); ``ControlPlane(trainer="v2.2.1")`` an older Trainer release (TRAINER_RELEASES).
 
     from tests.cluster.controlplane import ControlPlane, tool_paths, tools
 
@@ -17,10 +17,12 @@ configuration, Trainer's controllers and webhooks in-process) and talks to it wi
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -35,6 +37,7 @@ ARGOCD_FIELD_MANAGER = "argocd-controller"
 JOBSET = "jobsets.jobset.x-k8s.io"
 TRAINJOB = "trainjobs.trainer.kubeflow.org"
 _BINARIES = ("kube-apiserver", "etcd", "harness", "helm")
+_HERE = Path(__file__).resolve().parent
 
 
 class Unavailable(RuntimeError):
@@ -82,6 +85,22 @@ def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.lstrip("v").split("."))
 
 
+def _trainer_version(modfile: Path) -> str:
+    found = re.search(r"^\s*github\.com/kubeflow/trainer/v2 (v\S+)", modfile.read_text(), re.M)
+    if found is None:
+        raise ValueError(f"{modfile} names no github.com/kubeflow/trainer/v2")
+    return found.group(1)
+
+
+# The Trainer releases `make cluster` builds a harness for, as this checkout's module files name them:
+# go.mod's (the default, the newest) first, then each trainer-v<minor>.mod's, newest first.
+DEFAULT_TRAINER = _trainer_version(_HERE / "go.mod")
+TRAINER_RELEASES = (
+    DEFAULT_TRAINER,
+    *sorted((_trainer_version(m) for m in _HERE.glob("trainer-v*.mod")), key=_version_key, reverse=True),
+)
+
+
 class Tools:
     """The standalone kustomize and Helm that `make cluster` builds, by version."""
 
@@ -125,15 +144,24 @@ class ControlPlane:
         verbosity: int = 0,
         *,
         kueue: bool = False,
+        trainer: str = DEFAULT_TRAINER,
     ) -> None:
         self.paths = paths if paths is not None else require_paths()
+        # The Trainer release: its harness, CRDs and webhook configuration (paths.json's releases; a
+        # paths.json from before them holds only the default's, at its top level).
+        releases = self.paths.get("releases") or {DEFAULT_TRAINER: self.paths}
+        self.trainer = trainer
+        self.release: dict[str, Any] = releases.get(trainer) or {}
+        if not os.access(str(self.release.get("harness")), os.X_OK):
+            built = ", ".join(sorted(releases, key=_version_key, reverse=True))
+            raise Unavailable(f"no harness for Trainer {trainer} is built (built: {built}): make cluster")
         # With kueue: upstream Kueue's controllers, scheduler and webhooks too (tests/cluster/kueue).
         self.kueue = kueue
         if kueue and not os.access(str((self.paths.get("kueue") or {}).get("harness")), os.X_OK):
             raise Unavailable(f"the Kueue harness is not built ({paths_file()} names none): make cluster")
         self.kubectl_path = kubectl or find_kubectl()
         self.verbosity = verbosity
-        self.versions: dict[str, Any] = self.paths.get("versions", {})
+        self.versions: dict[str, Any] = {**self.paths.get("versions", {}), **self.release.get("versions", {})}
         self.server = ""
         self.start_seconds = 0.0
         self._proc: subprocess.Popen[str] | None = None
@@ -162,11 +190,11 @@ class ControlPlane:
         env = dict(os.environ, TMPDIR=str(self._dir))
         self._log = open(self.log_path, "w")  # noqa: SIM115 (closed in stop())
         cmd = [
-            self.paths["harness"],
+            self.release["harness"],
             f"--kubeconfig={self.kubeconfig}",
             f"--assets={self.paths['assets']}",
-            f"--crds={self.paths['crds']}",
-            f"--webhook={self.paths['webhook']}",
+            f"--crds={self.release['crds']}",
+            f"--webhook={self.release['webhook']}",
             f"--v={self.verbosity}",
             f"--start-timeout={int(timeout)}s",
         ]
@@ -334,10 +362,20 @@ def _kill_leftovers(marker: str) -> None:
                 os.kill(int(entry.name), signal.SIGKILL)
 
 
+def add_trainer_option(parser: argparse.ArgumentParser) -> None:
+    """``--trainer VERSION``: the Trainer release the control plane runs (ControlPlane's ``trainer``)."""
+    parser.add_argument(
+        "--trainer",
+        default=DEFAULT_TRAINER,
+        metavar="VERSION",
+        help=f"the Kubeflow Trainer release the control plane runs ({', '.join(TRAINER_RELEASES)}; "
+        f"default: {DEFAULT_TRAINER})",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m tests.cluster.controlplane --kubeconfig FILE``: start the control plane, write its admin
     kubeconfig to FILE, and run until SIGTERM or SIGINT, or until stdin closes (then FILE is removed)."""
-    import argparse
     import sys
 
     parser = argparse.ArgumentParser(
@@ -348,9 +386,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kubeconfig", required=True, metavar="FILE", help="where to write the admin kubeconfig")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the start (default: 120)")
     parser.add_argument("--kueue", action="store_true", help="run upstream Kueue's controllers and webhooks too")
+    add_trainer_option(parser)
     options = parser.parse_args(argv)
     try:
-        cp = ControlPlane(kueue=options.kueue)
+        cp = ControlPlane(kueue=options.kueue, trainer=options.trainer)
     except Unavailable as absent:
         sys.stderr.write(f"controlplane: {absent}\n")
         return 2

@@ -1,6 +1,6 @@
 """GitOps lifecycle scenarios on the local control plane (tests/cluster/SCENARIOS.md):
 
-    .venv/bin/python -m tests.cluster.lifecycle SCENARIO_DIR [--via kustomize|render|kpt]
+    .venv/bin/python -m tests.cluster.lifecycle SCENARIO_DIR [--via kustomize|render|kpt] [--trainer VERSION]
 
 A scenario is a folder of numbered steps (``01-<name>/``, ``02-<name>/``, ...), each a whole repository
 state. For each step the runner renders every Application of the scenario the chosen way, applies the
@@ -30,7 +30,16 @@ from typing import Any
 import yaml
 from trainjob_resources.kube.quantity import QuantityError, parse_quantity
 
-from tests.cluster.controlplane import JOBSET, TRAINJOB, ControlPlane, KubectlError, Unavailable, tool_paths
+from tests.cluster.controlplane import (
+    DEFAULT_TRAINER,
+    JOBSET,
+    TRAINJOB,
+    ControlPlane,
+    KubectlError,
+    Unavailable,
+    add_trainer_option,
+    tool_paths,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 WRAPPER = ROOT / "kustomization-examples" / "exec-data-loader" / "run-trainjob-resources"
@@ -394,10 +403,18 @@ def argocd_env(app: Application, repo: Path, app_dir: Path) -> dict[str, str]:
     return env
 
 
-def render_cmp(app_dir: Path, app: Application, repo: Path, tools: Tools, work: Path, extra: list[str]) -> str:
+def render_cmp(
+    app_dir: Path,
+    app: Application,
+    repo: Path,
+    tools: Tools,
+    work: Path,
+    extra: list[str],
+    platform_env: dict[str, str] | None = None,
+) -> str:
     """plugin.yaml's generate command: ``trainjob-resources render --config-from-env .`` in the source folder
-    (with ``--runtimes`` where the Application names the platform's runtimes)."""
-    env = {**_base_env(tools, work), **argocd_env(app, repo, app_dir)}
+    (with ``--runtimes`` where the Application names the platform's runtimes, and the platform's options)."""
+    env = {**_base_env(tools, work), **argocd_env(app, repo, app_dir), **(platform_env or {})}
     cmd = ["trainjob-resources", "render", "--config-from-env", *extra, "."]
     return _run(cmd, app_dir, env, "trainjob-resources render")
 
@@ -574,15 +591,25 @@ class KptPackage:
 Prediction = dict[str, dict[str, dict[str, dict[str, str]]]]  # replicatedJob -> container -> requests/limits
 
 
-def explain(args: list[str], cwd: Path, env: dict[str, str]) -> dict[tuple[str, str], Prediction]:
+def trainer_env(trainer: str) -> dict[str, str]:
+    """The option that tells the function an older Trainer runs (``trainerVersion``), as the platform
+    gives it to the Argo CD plugin; nothing for the newest, the function's default."""
+    return {} if trainer == DEFAULT_TRAINER else {"ARGOCD_ENV_TRAINER_VERSION": trainer}
+
+
+def explain(
+    args: list[str], cwd: Path, env: dict[str, str], trainer: str = DEFAULT_TRAINER
+) -> dict[tuple[str, str], Prediction]:
     """``trainjob-resources explain --format json``: per (namespace, TrainJob), per replicated job and
-    container, the requests and limits it predicts."""
+    container, the requests and limits it predicts on that Trainer release."""
+    if trainer != DEFAULT_TRAINER and "--config-from-env" not in args:
+        args = ["--config-from-env", *args]
     done = subprocess.run(
         ["trainjob-resources", "explain", "--format", "json", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
-        env=env,
+        env={**env, **trainer_env(trainer)},
         timeout=120,
         check=False,
     )
@@ -856,8 +883,9 @@ class Runner:
         if self.via == "render":
             extra = ["--runtimes", str(runtimes)] if runtimes else []
             cmp_env = {**env, **argocd_env(app, repo, app_dir)}
-            predicted = explain(["--config-from-env", *extra, "."], app_dir, cmp_env)
-            return render_cmp(app_dir, app, repo, self.tools, work, extra), predicted
+            predicted = explain(["--config-from-env", *extra, "."], app_dir, cmp_env, self.cp.trainer)
+            rendered = render_cmp(app_dir, app, repo, self.tools, work, extra, trainer_env(self.cp.trainer))
+            return rendered, predicted
         if runtimes is not None:
             local_config_copies(runtimes, app_dir)
         if self.via == "kustomize":
@@ -871,7 +899,7 @@ class Runner:
         args = ["--namespace", self.ns(app.namespace), "."]
         if config is not None:
             args[:0] = ["--config", config]
-        predicted = explain(args, package.folder, env)
+        predicted = explain(args, package.folder, env, self.cp.trainer)
         return package.render(self.tools, work), predicted
 
     def explain_kustomization(
@@ -887,7 +915,7 @@ class Runner:
             )
             if config is not None:
                 args[:0] = ["--config", str(config.relative_to(app_dir))]
-        return explain(args, app_dir, {**env})
+        return explain(args, app_dir, {**env}, self.cp.trainer)
 
     def apply_cluster_objects(self, step: str, text: str) -> None:
         """cluster.yaml: applied straight to the cluster (by the platform, by the SDK) before the render."""
@@ -909,7 +937,7 @@ class Runner:
                 single = self.work / step / f"sdk-{ident[2]}.yaml"
                 single.write_text(yaml.safe_dump(job, sort_keys=False))
                 env = _base_env(self.tools, self.work)
-                predicted = explain(["--runtimes", str(runtimes), str(single)], self.work, env)
+                predicted = explain(["--runtimes", str(runtimes), str(single)], self.work, env, self.cp.trainer)
                 for (namespace, name), prediction in predicted.items():
                     self.note_created(step, namespace or ident[1], name, prediction)
 
@@ -1120,6 +1148,7 @@ class _Args:
     via: str
     kustomize: str | None
     wave_delay: float
+    trainer: str
 
 
 def _parse(argv: list[str]) -> _Args:
@@ -1133,15 +1162,16 @@ def _parse(argv: list[str]) -> _Args:
     parser.add_argument(
         "--wave-delay", type=float, default=2.0, help="seconds between sync waves (Argo CD's default: 2)"
     )
+    add_trainer_option(parser)
     ns = parser.parse_args(argv)
-    return _Args(ns.scenario, ns.via, ns.kustomize, ns.wave_delay)
+    return _Args(ns.scenario, ns.via, ns.kustomize, ns.wave_delay, ns.trainer)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     try:
         Scenario.load(args.scenario)
-        with ControlPlane() as cp:
+        with ControlPlane(trainer=args.trainer) as cp:
             checks = run_scenario(args.scenario, args.via, cp, kustomize=args.kustomize, wave_delay=args.wave_delay)
     except (ScenarioError, Unavailable) as problem:
         print(f"lifecycle: {problem}", file=sys.stderr)

@@ -427,13 +427,42 @@ def test_trainer_version_says_what_it_read(cp: ControlPlane, tmp_path: Path) -> 
         "metadata": {"name": "kubeflow-trainer-public", "namespace": "kubeflow-system"},
         "data": {"kubeflow_trainer_version": "v2.3.0"},
     }
+    # A pod-spec patch with terminationGracePeriodSeconds, which only v2.3.0's PodSpecPatch has.
+    graceful = dict(trainjob("graceful", ns, "torch-anything"))
+    pod = {"spec": {"template": {"spec": {"terminationGracePeriodSeconds": 30}}}}
+    jobs = [{"name": "node", "template": pod}]
+    graceful["spec"]["runtimePatches"] = [
+        {"manager": "example.com/me", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": jobs}}}}
+    ]
+    grace = write(tmp_path / "graceful" / "trainjob.yaml", graceful)
+    pinned = write(
+        tmp_path / "pinned" / "config.yaml",
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"trainerVersion": "v2.3.0"}},
+    )
     try:
         apply(cp, dump(public))
         assert check(cp, str(repo), cwd=tmp_path).of("trainer-version") == []
+        admitted = check(cp, str(grace), cwd=tmp_path)
+        assert "the render fails" not in admitted.stderr and admitted.of("runtime-missing"), admitted.stderr
+        # v2.2.0: check follows the cluster's release (trainerVersion unset), so its render refuses the patch.
         public["data"]["kubeflow_trainer_version"] = "v2.2.0"
         apply(cp, dump(public))
+        assert check(cp, str(repo), cwd=tmp_path).of("trainer-version") == []
+        refused = check(cp, str(grace), cwd=tmp_path)
+        assert "the render fails" in refused.stderr, refused.stderr
+        assert "Kubeflow Trainer v2.2's PodSpecPatch has no terminationGracePeriodSeconds" in refused.stderr
+        # A config that says otherwise is followed, and the finding says so.
+        [differs] = check(cp, str(repo), "--config", str(pinned), cwd=tmp_path).of("trainer-version")
+        assert "runs Trainer v2.2.0 (ConfigMap kubeflow-system/kubeflow-trainer-public data" in differs["message"]
+        assert "followed Trainer v2.3.0 (trainerVersion)" in differs["message"]
+        assert "set trainerVersion: v2.2.0" in differs["message"]
+        public["data"]["kubeflow_trainer_version"] = "v2.1.0"
+        apply(cp, dump(public))
         [older] = check(cp, str(repo), cwd=tmp_path).of("trainer-version")
-        assert "runs Trainer v2.2.0 (ConfigMap kubeflow-system/kubeflow-trainer-public data" in older["message"]
+        assert (
+            "runs Trainer v2.1.0" in older["message"]
+            and "does not support (v2.2.0, v2.2.1, v2.3.0)" in (older["message"])
+        )
     finally:  # the namespace stays: no kube-controller-manager runs here to finish deleting one
         cp.delete("configmap", "kubeflow-trainer-public", "kubeflow-system")
 

@@ -22,10 +22,8 @@ from ..kube.resource_rules import qualified_name_errors
 from ..trainer.releases import NEWEST, TrainerVersion
 from ..values import fieldpath
 from ..values.violations import Violation
-from .options import DEFAULT_GPU_RESOURCES, ROLES
+from .options import CONFIG_API_VERSION, CONFIG_KIND, DEFAULT_GPU_RESOURCES, ROLES
 
-CONFIG_API_VERSION = "fn.trainjob-resources.io/v1alpha1"
-CONFIG_KIND = "TrainJobResources"
 _MAP_OPTIONS = ("maxPerContainer",)
 _METADATA = "derivedRuntimeMetadata"
 _LIST_OPTIONS = ("allowedResources", "gpuResources")

@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal, Protocol
 
+from ..krm.resource_list import Item
 from ..trainer.releases import NEWEST
 
+CONFIG_API_VERSION: Final = "fn.trainjob-resources.io/v1alpha1"
+CONFIG_KIND: Final = "TrainJobResources"
 # The roles ``maxPerRole`` caps (checks/policy.py ``container_role`` says which container has which).
 ROLES = ("trainer", "initializer", "sidecar", "initContainer")
 DEFAULT_GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/mig-*", "amd.com/gpu", "gpu.intel.com/*")
@@ -78,3 +81,21 @@ class Defaults:
 
 
 DEFAULTS: Final = Defaults()
+
+
+def with_option(config: Item | None, option: str, value: str) -> Item:
+    """The functionConfig with ``option`` set to ``value``, or a ConfigMap holding only that option
+    when there was none (a command-line flag, or what ``check`` reads from the cluster)."""
+    from yaml.nodes import MappingNode
+
+    from ..yamltext import yamlnodes as yn
+
+    if config is None:
+        node = yn.from_python({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "trainjob-resources"}})
+        config = Item(node)
+    section = "spec" if config.kind == CONFIG_KIND else "data"
+    node = config.node
+    assert isinstance(node, MappingNode)
+    yn.set_key(yn.ensure_map(node, section), option, yn.str_node(value))
+    config.touched()
+    return config

@@ -12,6 +12,7 @@ from typing import Final
 
 from ..krm.resource_list import Item, Result
 from ..values.records import MutableRecord
+from .options import with_option
 
 RESULTS_OPTIONS: Final = ("all", "summary", "problems")
 RESULTS_HELP: Final = "which results to report: all (default), problems (warnings and errors), summary (and one info)"
@@ -72,19 +73,4 @@ def reported(results: Sequence[Result], option: str, tally: Tally) -> list[Resul
 def with_results_option(config: Item | None, value: str | None) -> Item | None:
     """The functionConfig with its ``results`` option set to ``value`` (a command-line flag wins over
     the file), or a ConfigMap holding only that option when there was none."""
-    if value is None:
-        return config
-    from yaml.nodes import MappingNode
-
-    from ..yamltext import yamlnodes as yn
-    from .config import CONFIG_KIND
-
-    if config is None:
-        node = yn.from_python({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "trainjob-resources"}})
-        config = Item(node)
-    section = "spec" if config.kind == CONFIG_KIND else "data"
-    node = config.node
-    assert isinstance(node, MappingNode)
-    yn.set_key(yn.ensure_map(node, section), "results", yn.str_node(value))
-    config.touched()
-    return config
+    return config if value is None else with_option(config, "results", value)

@@ -117,6 +117,7 @@ def _check(options: argparse.Namespace) -> int:
             return _render_failed(inputs.errors)
         written = [_applied(item) for item in resource_list.items]
         live = gather.read(cluster, written, options.trainer_namespace)
+        trainer = _trainer_version(resource_list, live.trainer[0])
         added: set[int] = set()
         if not options.runtimes:
             have = {findings.runtime_key(v) for v in written if findings.is_trainer(v, RUNTIME_KINDS)}
@@ -144,7 +145,7 @@ def _check(options: argparse.Namespace) -> int:
             and item.kind in RUNTIME_KINDS
         ]
         render = findings.Render(objects, copies, views)
-        found = findings.find(render, live)
+        found = findings.find(render, live, trainer)
         found += findings.forbidden(
             gather.denials(cluster, objects, live, cluster.default_namespace), _identity(cluster)
         )
@@ -159,6 +160,26 @@ def _check(options: argparse.Namespace) -> int:
         f"error{'s' if errors_found != 1 else ''} ({cluster.server}, {cluster.source})\n"
     )
     return 1 if errors_found else 0
+
+
+def _trainer_version(resource_list: ResourceList, cluster_release: str | None) -> tuple[str, bool]:
+    """The ``trainerVersion`` the render follows, and whether the config set it: the config's, else
+    the cluster's release where the function supports it (written into the functionConfig), else the
+    newest."""
+    from ..checks.options import CONFIG_KIND, with_option
+    from ..trainer.releases import NEWEST, trainer_version_of
+
+    config = resource_list.function_config
+    value = config.value() if config is not None else None
+    section = value.get("spec" if value.get("kind") == CONFIG_KIND else "data") if isinstance(value, dict) else None
+    configured = section.get("trainerVersion") if isinstance(section, dict) else None
+    if isinstance(configured, str) and configured:
+        return configured, True
+    cluster = trainer_version_of(cluster_release)
+    if cluster is None:
+        return NEWEST, False
+    resource_list.function_config = with_option(config, "trainerVersion", cluster)
+    return cluster, False
 
 
 def _identity(cluster: Cluster) -> str:

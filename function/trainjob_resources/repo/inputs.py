@@ -554,7 +554,8 @@ def _platform_config(path: str | None, reader: Reader) -> Layer | None:
     """``--config FILE``: the platform's options, a floor for the repository's and ARGOCD_ENV_*'s."""
     from yaml.nodes import MappingNode
 
-    from ..checks.config import CONFIG_KIND, LayerError, layer_from_object
+    from ..checks.config import LayerError, layer_from_object
+    from ..checks.options import CONFIG_KIND
     from ..yamltext import yamlnodes as yn
     from .sources import Root
 
@@ -585,7 +586,7 @@ def _platform_config(path: str | None, reader: Reader) -> Layer | None:
 
 def _take_configs(inputs: Inputs) -> None:
     """This function's configs among the inputs: taken out (used as the functionConfig, never printed)."""
-    from ..checks.config import CONFIG_KIND
+    from ..checks.options import CONFIG_KIND
     from .kustomize import is_our_config
 
     kept: list[Item] = []

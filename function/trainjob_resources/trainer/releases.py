@@ -12,16 +12,21 @@ v2.2.x (v2.2.0, v2.2.1) and v2.3.0 all have ``runtimePatches``. Where v2.2.x dif
   no CEL rule (pkg/apis/trainer/v1alpha1/trainjob_types.go at v2.2.1).
 - The runtime webhooks have no ``trainer.kubeflow.org/webhook-validation: disabled`` selector
   (manifests/base/webhook/patch_validating.yaml is v2.3.0's).
+- No runtime snapshot (pkg/runtime/core/snapshot.go is v2.3.0's), and a runtime in use carries the
+  finalizer ``trainer.kubeflow.org/resource-in-use``: neither changes what the function writes.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Final, Literal
 
 from ..values.records import Record
 
 TrainerVersion = Literal["v2.2", "v2.2.0", "v2.2.1", "v2.3", "v2.3.0"]
 NEWEST: Final = "v2.3.0"
+SUPPORTED: Final = ("v2.2.0", "v2.2.1", "v2.3.0")
+_RELEASE = re.compile(r"v?2\.([23])\.(\d+)")
 
 
 class TrainerRelease(Record):
@@ -57,6 +62,16 @@ class TrainerRelease(Record):
         """Whether a runtime labelled ``trainer.kubeflow.org/webhook-validation: disabled`` skips the
         runtime webhooks."""
         return self.minor >= 3
+
+
+def trainer_version_of(cluster_release: str | None) -> str | None:
+    """The ``trainerVersion`` for a release a cluster names (``v2.2.1``, ``2.3.0``), or None where it
+    is not one the function supports (a later patch of a supported minor is that minor)."""
+    found = _RELEASE.fullmatch(cluster_release or "")
+    if found is None:
+        return None
+    version = f"v2.{found[1]}.{found[2]}"
+    return version if version in SUPPORTED else f"v2.{found[1]}"
 
 
 def release(version: str) -> TrainerRelease:

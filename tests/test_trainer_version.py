@@ -73,7 +73,7 @@ def test_mpi_launcher_as_node_on_v2_2_gets_resources_per_node_alone() -> None:
 
 def test_the_move_on_v2_2_carries_every_runtime_value_the_pods_keep() -> None:
     trainer_patch = {"name": "node", "resources": {"limits": {"nvidia.com/gpu": 2}}}
-    tj = trainjob([patch("node", containers=[trainer_patch])])
+    tj = trainjob([patch("node", containers=[trainer_patch])], {})
     moved = {}
     for version in ("v2.3.0", "v2.2.1"):
         out = render([sized_runtime(), tj], config(trainerResources="moveToResourcesPerNode", trainerVersion=version))

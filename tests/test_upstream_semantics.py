@@ -364,7 +364,7 @@ def test_moved_resources_keep_what_the_plugins_read(
 
 def test_the_default_error_proposes_what_moving_writes() -> None:
     rt = torch_runtime({"numNodes": 1, "torch": {}})
-    tj = trainjob([patch("node", containers=[{"name": "node", "resources": {"limits": {"memory": "64Gi"}}}])])
+    tj = trainjob([patch("node", containers=[{"name": "node", "resources": {"limits": {"memory": "64Gi"}}}])], {})
     refused = render([rt, tj])
     (error,) = [r for r in refused.errors() if "trainer container" in r["message"]]
     proposed = {"limits": {"cpu": "8", "nvidia.com/gpu": "4", "memory": "64Gi"}}  # the number as a string
@@ -826,7 +826,7 @@ def test_upstream_reads_the_first_node_container_even_without_resources() -> Non
         ],
         {"torch": {}},
     )
-    tj = trainjob([patch("trainer", containers=[{"name": "node", "resources": {"limits": {"memory": "4Gi"}}}])])
+    tj = trainjob([patch("trainer", containers=[{"name": "node", "resources": {"limits": {"memory": "4Gi"}}}])], {})
     out = render([rt, tj], config(trainerResources="moveToResourcesPerNode"))
     assert out.code == 0, out.errors()
     assert out.named("TrainJob", "tj")["spec"]["trainer"]["resourcesPerNode"] == {"limits": {"memory": "4Gi"}}
@@ -872,7 +872,7 @@ def test_resources_per_node_drops_the_trainer_container_s_claims() -> None:
     ids=["keeps the runtime's claims", "claims of its own"],
 )
 def test_a_move_that_would_drop_claims_is_refused(resources: dict[str, Any]) -> None:
-    tj = trainjob([patch("node", containers=[{"name": "node", "resources": resources}])])
+    tj = trainjob([patch("node", containers=[{"name": "node", "resources": resources}])], {})
     out = render([claimed_trainer_runtime(), tj], config(trainerResources="moveToResourcesPerNode"))
     assert out.code == 1
     ((_, message),) = [(p, m) for p, m in errors(out) if "cannot be moved" in m]
@@ -1020,7 +1020,7 @@ def test_a_move_on_a_rendered_trainjob_warns_that_spec_trainer_is_immutable() ->
     move = config(trainerResources="moveToResourcesPerNode")
     rt = torch_runtime({"numNodes": 1, "torch": {}})
     loader = {"name": "loader", "resources": {"requests": {"memory": "2Gi"}}}
-    first = render([rt, trainjob([patch("node", initContainers=[loader])])], move)
+    first = render([rt, trainjob([patch("node", initContainers=[loader])], {})], move)
     assert first.code == 0, first.errors()
     assert not [r for r in first.results if r["severity"] == "warning"]
     again = render(first.items, move)
@@ -1039,7 +1039,7 @@ def test_a_move_on_a_rendered_trainjob_warns_that_spec_trainer_is_immutable() ->
         == JOBS.replace("[0]", "[1]", 1) + "[0].template.spec.template.spec.containers[0].resources"
     )
     fresh = render(
-        [rt, trainjob([patch("node", containers=[{"name": "node", "resources": {"limits": {"memory": "64Gi"}}}])])],
+        [rt, trainjob([patch("node", containers=[{"name": "node", "resources": {"limits": {"memory": "64Gi"}}}])], {})],
         move,
     )
     assert fresh.code == 0 and not [r for r in fresh.results if r["severity"] == "warning"], (
@@ -1086,3 +1086,29 @@ def test_a_patched_value_resources_per_node_repeats_is_not_warned() -> None:
     )
     assert out.code == 0, out.errors()
     assert not [r for r in out.results if "never reaches a pod" in r["message"]]
+
+
+# EnforceMLPolicy of plugins/torch/torch.go, jax/jax.go, xgboost/xgboost.go, flux/flux.go: with
+# spec.trainer set, the trainer container gets the distributed env and a port; a move that creates
+# spec.trainer would change the pods beyond their resources (tests/cluster/test_move_and_order.py).
+@pytest.mark.parametrize(
+    ("policy", "refused"),
+    [({"torch": {}}, True), ({"jax": {}}, True), ({"xgboost": {}}, True), ({"numNodes": 2}, False)],
+    ids=["torch", "jax", "xgboost", "plain"],
+)
+@pytest.mark.parametrize("trainer", [None, {}], ids=["no spec.trainer", "spec.trainer"])
+def test_a_move_never_creates_spec_trainer_where_a_plugin_reads_it(
+    policy: dict[str, Any], refused: bool, trainer: dict[str, Any] | None
+) -> None:
+    node = {"name": "node", "resources": {"limits": {"memory": "64Gi"}}}
+    tj = trainjob([patch("node", containers=[node])], trainer)
+    out = render([torch_runtime(policy), tj], config(trainerResources="moveToResourcesPerNode"))
+    if refused and trainer is None:
+        assert out.code == 1
+        ((path, message),) = errors(out)
+        assert path == f"{PODSPEC}.containers[0].resources"
+        assert "has no spec.trainer" in message and "spec.trainer: {} is enough" in message
+        assert f"plugins/{next(iter(policy))}/" in message
+    else:
+        assert out.code == 0, out.errors()
+        assert out.named("TrainJob", "tj")["spec"]["trainer"]["resourcesPerNode"]["limits"]["memory"] == "64Gi"

@@ -150,7 +150,12 @@ class TrainJobContext(MutableRecord):
         cannot (``checks/moving.py``)."""
         if self._moved is None:
             self._moved = moving.moved(
-                self.runtime, self.sites, without_nulls(self.per_node), self.topo, self.release.per_node_replaces
+                self.runtime,
+                self.sites,
+                without_nulls(self.per_node),
+                self.topo,
+                self.release.per_node_replaces,
+                self.trainjob.spec.trainer is not None,
             )
         return self._moved
 

@@ -22,12 +22,25 @@ def moved(
     per_node: dict[str, Any] | None,
     topo: Topology,
     replaces: bool = False,
+    has_trainer: bool = True,
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """The resourcesPerNode that moving the trainer containers' patches would write (``per_node``)."""
+    """The resourcesPerNode that moving the trainer containers' patches would write (``per_node``);
+    ``has_trainer``: whether the TrainJob has ``spec.trainer``, which a move would otherwise create."""
     assert entry.model is not None
     patches = [s.resources for s in sites if s.resources is not None and topo.is_trainer(*s.key)]
     if not patches:
         return None, None
+    policies = entry.model.ml_policy.policies if entry.model.ml_policy is not None else ()
+    if not has_trainer and policies:
+        return None, (
+            f"the TrainJob has no spec.trainer, and the move would create it: with spec.trainer set, Kubeflow "
+            f"Trainer's {policies[0]} plugin gives the trainer container its distributed-training env vars and "
+            "container port "
+            f"(EnforceMLPolicy, pkg/runtime/framework/plugins/{policies[0]}/{policies[0]}.go: "
+            "`if trainJob.Spec.Trainer != nil`), so the pods would change beyond their resources; write "
+            "spec.trainer yourself (spec.trainer: {} is enough) if the job wants that, or size the container in "
+            "the runtime"
+        )
     differ = reader_differs(entry.model, entry.jobs, topo) or _trainers_differ(entry, sites, topo)
     if differ is not None:
         return None, differ

@@ -121,13 +121,22 @@ class MPIPolicyView(Record):
         self.run_launcher_as_node: Final = run_launcher_as_node
 
 
-class MLPolicyView(Record):
-    __slots__ = ("mpi", "num_nodes", "torch")
+# The ML policies whose plugins give the trainer container env and a port only when the TrainJob has
+# spec.trainer (``if trainJob.Spec.Trainer != nil`` in EnforceMLPolicy of
+# pkg/runtime/framework/plugins/torch/torch.go, jax/jax.go, xgboost/xgboost.go, flux/flux.go).
+SPEC_TRAINER_POLICIES: Final = ("torch", "jax", "xgboost", "flux")
 
-    def __init__(self, num_nodes: int | None, mpi: MPIPolicyView | None, torch: bool = False) -> None:
+
+class MLPolicyView(Record):
+    __slots__ = ("mpi", "num_nodes", "policies", "torch")
+
+    def __init__(
+        self, num_nodes: int | None, mpi: MPIPolicyView | None, torch: bool = False, policies: tuple[str, ...] = ()
+    ) -> None:
         self.num_nodes: Final = num_nodes
         self.mpi: Final = mpi
         self.torch: Final = torch  # mlPolicy.torch is set: the torch plugin (and torchtune) applies
+        self.policies: Final = policies  # which of SPEC_TRAINER_POLICIES mlPolicy sets
 
 
 class RuntimeSpecView(Record):
@@ -183,8 +192,12 @@ def _runtime(value: Any, trusted: bool) -> RuntimeSpecView:
             raise _Unusual
         num_nodes = _optional_int(_get(ml_policy, "numNodes", "num_nodes", trusted))
         torch = ml_policy.get("torch") is not None
+        policies = tuple(p for p in SPEC_TRAINER_POLICIES if ml_policy.get(p) is not None)
         policy = MLPolicyView(
-            num_nodes, None if mpi is None else MPIPolicyView(None if launcher is _ABSENT else launcher), torch
+            num_nodes,
+            None if mpi is None else MPIPolicyView(None if launcher is _ABSENT else launcher),
+            torch,
+            policies,
         )
     jobset = _model(_model(spec.get("template", _ABSENT)).get("spec", _ABSENT))
     jobs = [_job(job, trusted) for job in _models(_get(jobset, "replicatedJobs", "replicated_jobs", trusted))]

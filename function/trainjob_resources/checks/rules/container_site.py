@@ -11,6 +11,7 @@ from ..validate import validate_container_site
 from .framework import Rule
 from .reads import (
     CONTAINER_SITES,
+    HAS_TRAINER,
     PATCHED_RESOURCES,
     RESOURCES_PER_NODE,
     RUNTIME,
@@ -33,7 +34,16 @@ RULE = Rule(
     "container-site",
     (PATCHES,),
     "container-site",
-    (RUNTIME, TRAINER_RESOURCES, TRAINER_VERSION, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY),
+    (
+        RUNTIME,
+        TRAINER_RESOURCES,
+        TRAINER_VERSION,
+        HAS_TRAINER,
+        CONTAINER_SITES,
+        PATCHED_RESOURCES,
+        RESOURCES_PER_NODE,
+        TOPOLOGY,
+    ),
     "ContainerPatches naming a container the runtime lacks, and resources Kubernetes refuses",
     _check,
 )

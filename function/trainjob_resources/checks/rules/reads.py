@@ -66,6 +66,8 @@ RESOURCES_PER_NODE = Read("resourcesPerNode", lambda c, _: repr(c.per_node))
 # The trainer containers, container order and labels (``trainer/topology.py``).
 TOPOLOGY = Read("topology", lambda c, _: c.topology)
 NUM_NODES = Read("numNodes", _num_nodes)
+# Whether the TrainJob has spec.trainer (a move to resourcesPerNode would create it: checks/moving.py).
+HAS_TRAINER = Read("spec.trainer set", lambda c, _: c.trainjob.spec.trainer is not None)
 # The namespace, where it has LimitRanges or ResourceQuotas in the bundle.
 NAMESPACE_POLICY = Read("namespace policy", _namespace_policy)
 # The ContainerPatches that write resources: where (findings point there), which container, and what

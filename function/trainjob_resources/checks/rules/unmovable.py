@@ -9,7 +9,15 @@ from typing import Any
 from ...values.violations import Violation
 from ..context import TrainJobContext
 from .framework import Rule
-from .reads import CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
+from .reads import (
+    CONTAINER_SITES,
+    HAS_TRAINER,
+    PATCHED_RESOURCES,
+    RESOURCES_PER_NODE,
+    RUNTIME,
+    TOPOLOGY,
+    TRAINER_VERSION,
+)
 from .stages import PATCHES
 
 
@@ -33,7 +41,7 @@ RULE = Rule(
     "unmovable",
     (PATCHES,),
     "trainjob",
-    (RUNTIME, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY),
+    (RUNTIME, TRAINER_VERSION, HAS_TRAINER, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY),
     "trainer patches that resourcesPerNode cannot express",
     _check,
 )

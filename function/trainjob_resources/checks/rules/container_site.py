@@ -9,16 +9,7 @@ from ...values.violations import Violation
 from ..context import TrainJobContext
 from ..validate import validate_container_site
 from .framework import Rule
-from .reads import (
-    CONTAINER_SITES,
-    HAS_TRAINER,
-    PATCHED_RESOURCES,
-    RESOURCES_PER_NODE,
-    RUNTIME,
-    TOPOLOGY,
-    TRAINER_RESOURCES,
-    TRAINER_VERSION,
-)
+from .reads import MOVED, TRAINER_RESOURCES
 from .stages import PATCHES
 
 
@@ -34,16 +25,7 @@ RULE = Rule(
     "container-site",
     (PATCHES,),
     "container-site",
-    (
-        RUNTIME,
-        TRAINER_RESOURCES,
-        TRAINER_VERSION,
-        HAS_TRAINER,
-        CONTAINER_SITES,
-        PATCHED_RESOURCES,
-        RESOURCES_PER_NODE,
-        TOPOLOGY,
-    ),
+    (TRAINER_RESOURCES, *MOVED),
     "ContainerPatches naming a container the runtime lacks, and resources Kubernetes refuses",
     _check,
 )

@@ -80,3 +80,6 @@ SIZED_CONTAINERS = Read(
 )
 # An effective-scope rule's subject: a container's resources and where each value came from.
 EFFECTIVE = Read("effective resources", _effective)
+
+# What ``context.moved`` (checks/moving.py) reads.
+MOVED = (RUNTIME, TRAINER_VERSION, HAS_TRAINER, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY)

@@ -9,15 +9,7 @@ from typing import Any
 from ...values.violations import Violation
 from ..context import TrainJobContext
 from .framework import Rule
-from .reads import (
-    CONTAINER_SITES,
-    HAS_TRAINER,
-    PATCHED_RESOURCES,
-    RESOURCES_PER_NODE,
-    RUNTIME,
-    TOPOLOGY,
-    TRAINER_VERSION,
-)
+from .reads import MOVED
 from .stages import PATCHES
 
 
@@ -41,7 +33,7 @@ RULE = Rule(
     "unmovable",
     (PATCHES,),
     "trainjob",
-    (RUNTIME, TRAINER_VERSION, HAS_TRAINER, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY),
+    MOVED,
     "trainer patches that resourcesPerNode cannot express",
     _check,
 )

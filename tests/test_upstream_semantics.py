@@ -169,7 +169,7 @@ def test_trainer_containers_follow_new_runtime_info(
     spec, problems = parse_runtime(rt)
     tj, violations = parse_trainjob(trainjob(patches))
     assert spec is not None and tj is not None and not problems and not violations
-    assert set(topology(spec, tj, [], "materialize").trainers) == trainers
+    assert set(topology(spec, tj, []).trainers) == trainers
 
 
 NODE_PATCH = {"name": "node", "resources": {"limits": {"memory": "16Gi"}}}
@@ -694,15 +694,16 @@ SETUP = container("setup", {"requests": {"cpu": "4"}})
             ["setup", "sidecar"],
             "4",
         ),
-        # only resources: materialize takes them out, the entries go, the runtime's order stays.
+        # only resources: materialize takes them out, and keeps the names, which reorder as written
+        # (removing them would give the runtime's order: sidecar, setup, 5; tests/cluster/test_move_and_order.py).
         (
             [
                 {"name": "setup", "resources": {"requests": {"cpu": "4"}}},
                 {"name": "sidecar", "resources": {"requests": {"cpu": "1"}}},
             ],
             "materialize",
-            ["sidecar", "setup"],
-            "5",
+            ["setup", "sidecar"],
+            "4",
         ),
         # native keeps every entry.
         (
@@ -715,7 +716,7 @@ SETUP = container("setup", {"requests": {"cpu": "4"}})
             "4",
         ),
     ],
-    ids=["kept entries reorder", "removed entries do not", "native mode"],
+    ids=["kept entries reorder", "resources-only entries keep their names", "native mode"],
 )
 def test_explain_init_order_by_hand(entries: list[dict[str, Any]], mode: str, order: list[str], cpu: str) -> None:
     rt = runtime(
@@ -784,7 +785,7 @@ def test_native_claims_are_replaced() -> None:
     (entry,) = bundle.runtimes.values()
     assert tj is not None and entry.model is not None
     sites = list(container_sites(tj, raw))
-    topo = topology(entry.model, tj, sites, "native")
+    topo = topology(entry.model, tj, sites)
     effective = effective_resources(entry.jobs, sites, None, topo, native=True)
     assert effective[("node", "initContainers", "loader")].requirements["claims"] == [{"name": "nic", "request": "b"}]
 
@@ -859,7 +860,7 @@ def test_resources_per_node_drops_the_trainer_container_s_claims() -> None:
     spec, _ = parse_runtime(claimed_trainer_runtime())
     assert tj is not None and spec is not None
     (entry,) = index([Item(from_python(claimed_trainer_runtime()))]).runtimes.values()
-    effective = effective_resources(entry.jobs, [], per_node, topology(spec, tj, [], "materialize"))
+    effective = effective_resources(entry.jobs, [], per_node, topology(spec, tj, []))
     assert effective[("node", "containers", "node")].requirements == {"limits": {"nvidia.com/gpu": 1, "memory": "8Gi"}}
     shown = explain([claimed_trainer_runtime(), trainjob([], {"resourcesPerNode": per_node})])
     (node,) = shown["replicatedJobs"][0]["containers"]
@@ -1112,3 +1113,29 @@ def test_a_move_never_creates_spec_trainer_where_a_plugin_reads_it(
     else:
         assert out.code == 0, out.errors()
         assert out.named("TrainJob", "tj")["spec"]["trainer"]["resourcesPerNode"]["limits"]["memory"] == "64Gi"
+
+
+# mergeRuntimePatches (pkg/runtime/core/trainingruntime.go): a patch's list reorders the containers it
+# names; an entry left with only its name once resources are folded into the derived runtime stays
+# where removing it would change the order, and only there.
+@pytest.mark.parametrize(
+    ("written", "kept"),
+    [(["setup", "sidecar"], ["setup", "sidecar"]), (["sidecar", "setup"], None), (["setup"], None)],
+    ids=["reordering: names kept", "the runtime's order: removed", "one entry: removed"],
+)
+def test_a_resources_only_entry_keeps_its_name_where_it_orders(written: list[str], kept: list[str] | None) -> None:
+    rt = runtime(
+        [rjob("node", [container("node", {"requests": {"cpu": "2"}})], TRAINER_LABELS, init=[SIDECAR, SETUP])],
+        {"torch": {}},
+    )
+    entries = [{"name": n, "resources": {"requests": {"cpu": "3"}}} for n in written]
+    out = render([rt, trainjob([patch("node", initContainers=entries)])])
+    assert out.code == 0, out.errors()
+    patches = out.named("TrainJob", "tj")["spec"].get("runtimePatches")
+    if kept is None:
+        assert all("trainingRuntimeSpec" not in p for p in patches or []), patches
+    else:
+        (job,) = patches[0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+        assert job["template"]["spec"]["template"]["spec"]["initContainers"] == [{"name": n} for n in kept]
+    again = render(out.items)
+    assert again.code == 0 and again.items == out.items, "a re-render gives the same output"

@@ -41,7 +41,7 @@ from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS
 from .trainer.crd_rules import stored_spellings
 from .trainer.effective import RESOURCES_PER_NODE_PATH, ContainerKey, Effective, effective_resources
 from .trainer.sites import ContainerSite, container_sites, writes_resources
-from .trainer.topology import topology
+from .trainer.topology import names_kept_for_order, topology
 from .trainer.trainjob_view import parse_trainjob, resources_per_node
 from .values import fieldpath
 from .values.keys import LOCAL_CONFIG, SYNC_WAVE
@@ -405,7 +405,7 @@ def process_trainjob(
     if renamed:
         context.work = work if work is not None else _copy(item.node)
         context.raw = _rename_ref(context.work, raw, entry.item.name)
-    context.resolved(entry, resources_per_node(trainjob), topology(entry.model, trainjob, context.sites, config.mode))
+    context.resolved(entry, resources_per_node(trainjob), topology(entry.model, trainjob, context.sites))
     remembered = context.memo
     found, effective = remembered.remember(PATCHES, _PATCH_READS, context, lambda: _validate(context))
     outcome = Outcome(run(_TRAINJOB_RULES, context) + found)
@@ -491,7 +491,8 @@ def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Eff
     if work is None:
         assert isinstance(item.node, MappingNode)
         work = item.node
-    removed = strip_resources(work)
+    assert entry.model is not None
+    removed = strip_resources(work, names_kept_for_order(entry.model, context.sites))
     if trainer_sites:
         written = without_nulls(context.per_node)
         moved = context.moved[0]

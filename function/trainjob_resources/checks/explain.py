@@ -226,7 +226,7 @@ def pod_parts(
 ) -> PodParts:
     assert entry.model is not None
     per_node = resources_per_node(trainjob)
-    topo = topology(entry.model, trainjob, sites, mode)
+    topo = topology(entry.model, trainjob, sites)
     effective = effective_resources(
         entry.jobs, sites, per_node, topo, native=mode == "native", per_node_replaces=per_node_replaces
     )

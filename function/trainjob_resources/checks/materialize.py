@@ -359,17 +359,19 @@ def with_internal_annotations(derived: MappingNode, previous: Item) -> None:
             yn.set_key(annotations, key, yn.str_node(value))
 
 
-def strip_resources(trainjob: MappingNode) -> list[PatchRecord]:
-    """Remove ``resources`` from every ContainerPatch, prune what that leaves empty; return what was removed."""
+def strip_resources(trainjob: MappingNode, keep_names: frozenset[tuple[str, str]] = frozenset()) -> list[PatchRecord]:
+    """Remove ``resources`` from every ContainerPatch, prune what that leaves empty (but an entry's name
+    in the lists ``keep_names`` holds, (job, list): ``topology.names_kept_for_order``); return what was
+    removed."""
     removed: list[PatchRecord] = []
     patches = yn.get_path(trainjob, "spec", "runtimePatches")
     for patch in patches.value if isinstance(patches, SequenceNode) else []:
         manager = yn.scalar(yn.get(patch, "manager")) or ""
-        _strip_chain(patch, JOB_CHAIN, lambda job, manager=manager: _strip_job(job, manager, removed))
+        _strip_chain(patch, JOB_CHAIN, lambda job, manager=manager: _strip_job(job, manager, removed, keep_names))
     return removed
 
 
-def _strip_job(job: Node, manager: str, removed: list[PatchRecord]) -> bool:
+def _strip_job(job: Node, manager: str, removed: list[PatchRecord], keep_names: frozenset[tuple[str, str]]) -> bool:
     """Strip one replicatedJobs entry; True when it is left with nothing but its name."""
     name = yn.scalar(yn.get(job, "name")) or ""
 
@@ -389,7 +391,7 @@ def _strip_job(job: Node, manager: str, removed: list[PatchRecord]) -> bool:
                         PatchRecord(manager, name, list_name, cname, value if isinstance(value, dict) else {})
                     )
                     yn.delete_key(container, "resources")
-                    if [k for k, _ in yn.items_of(container)] == ["name"]:
+                    if [k for k, _ in yn.items_of(container)] == ["name"] and (name, list_name) not in keep_names:
                         continue
                 kept.append(container)
             entries.value = kept

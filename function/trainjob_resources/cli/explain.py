@@ -261,7 +261,7 @@ def explain_item(
         return None
     context = TrainJobContext(item, trainjob, raw, bundle, config, Memo())
     context.sites = list(container_sites(trainjob, raw))
-    context.resolved(entry, resources_per_node(trainjob), topology(entry.model, trainjob, context.sites, config.mode))
+    context.resolved(entry, resources_per_node(trainjob), topology(entry.model, trainjob, context.sites))
     try:
         assessment = assess(context)
     except QuantityError:

@@ -15,8 +15,9 @@ container order and pod counts, each as upstream Kubeflow Trainer computes it.
   containers a patch lists come out in the patch's relative order (apimachinery
   ``pkg/util/strategicpatch/patch.go`` ``mergeSlice``, ``normalizeElementOrder``,
   ``mergeSortedSlice``), which decides the pod's init sequence and so its sidecar arithmetic.
-  Only the entries that stay on the TrainJob reorder: in ``materialize`` mode an entry left with
-  nothing but its name once ``resources`` is taken out is removed.
+  Every entry reorders as written, in both modes: ``materialize`` mode removes an entry left with
+  nothing but its name once ``resources`` is taken out, except where that would change the order
+  (``names_kept_for_order``): there the name stays on the TrainJob.
 - **Pod counts.** ``newRuntimeInfo`` starts each PodSet at the job's ``parallelism`` (default 1),
   a trainer-labelled job of a runtime with ``mlPolicy`` at ``mlPolicy.numNodes``, at least 1
   (``pkg/runtime/runtime.go`` ``WithPodSet``). ``spec.trainer.numNodes`` then replaces the count
@@ -91,7 +92,7 @@ class Topology(Record):
         return list(dict(self.orders).get((job, container_list), names))
 
 
-def topology(runtime: RuntimeSpecView, trainjob: TrainJobView, sites: Iterable[ContainerSite], mode: str) -> Topology:
+def topology(runtime: RuntimeSpecView, trainjob: TrainJobView, sites: Iterable[ContainerSite]) -> Topology:
     labels: dict[str, dict[str, str]] = {job.name: dict(job.labels) for job in runtime.replicated_jobs}
     for patch in trainjob.spec.runtime_patches or []:
         spec = patch.training_runtime_spec
@@ -108,16 +109,24 @@ def topology(runtime: RuntimeSpecView, trainjob: TrainJobView, sites: Iterable[C
         for name, ancestor in ancestors
         if (ancestor == TRAINER_ANCESTOR and ml_policy is not None) or (launcher_as_node and name == MPI_NODE_JOB)
     )
-    return Topology(ancestors, trainers, _orders(runtime, sites, mode))
+    return Topology(ancestors, trainers, _orders(runtime, sites, keep_all=True))
+
+
+def names_kept_for_order(runtime: RuntimeSpecView, sites: Sequence[ContainerSite]) -> frozenset[OrderKey]:
+    """The lists whose order would change if ``materialize`` removed the entries left with nothing but
+    their name: there it keeps them (``- name: x``), so the pod's init sequence is the patches' as written
+    (seen on the control plane: tests/cluster/test_move_and_order.py)."""
+    as_written, without = dict(_orders(runtime, sites, keep_all=True)), dict(_orders(runtime, sites, keep_all=False))
+    return frozenset(key for key in as_written.keys() | without.keys() if as_written.get(key) != without.get(key))
 
 
 def _orders(
-    runtime: RuntimeSpecView, sites: Iterable[ContainerSite], mode: str
+    runtime: RuntimeSpecView, sites: Iterable[ContainerSite], keep_all: bool
 ) -> tuple[tuple[OrderKey, tuple[str, ...]], ...]:
     # The names each kept patch lists, per (patch, job, list), in the order written.
     listed: dict[tuple[int, str, ContainerList], list[str]] = {}
     for site in sites:
-        stays = mode == "native" or site.resources is None or bool(site.patch.model_fields_set - {"name", "resources"})
+        stays = keep_all or site.resources is None or bool(site.patch.model_fields_set - {"name", "resources"})
         if stays:
             listed.setdefault((site.job_site.patch_index, site.job, site.container_list), []).append(site.name)
     if not listed:

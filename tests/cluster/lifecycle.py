@@ -304,6 +304,28 @@ def _kustomization(folder: Path) -> Path | None:
     return next((folder / n for n in KUSTOMIZATIONS if (folder / n).is_file()), None)
 
 
+def _vendored_copies(folder: Path, seen: set[Path] | None = None) -> list[Path]:
+    """The files of local-config Trainer runtimes that the kustomization in ``folder`` lists as resources,
+    through its bases."""
+    seen = set() if seen is None else seen
+    kustomization = _kustomization(folder)
+    if kustomization is None or folder.resolve() in seen:
+        return []
+    seen.add(folder.resolve())
+    out: list[Path] = []
+    for entry in (yaml.safe_load(kustomization.read_text()) or {}).get("resources") or []:
+        target = folder / str(entry)
+        if target.is_dir():
+            out += _vendored_copies(target, seen)
+        elif target.is_file() and any(
+            str(d.get("kind")) in ("ClusterTrainingRuntime", "TrainingRuntime")
+            and ((d.get("metadata") or {}).get("annotations") or {}).get(LOCAL_CONFIG) == "true"
+            for d in documents(target.read_text())
+        ):
+            out.append(target.resolve())
+    return out
+
+
 def _manifest_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".yaml", ".yml", ".json"))
 
@@ -463,6 +485,10 @@ def kpt_source(app_dir: Path, repo: Path, tools: Tools, work: Path) -> tuple[dic
             if any(_is_function_config(d) for d in documents(path.read_text())):
                 files["trainjob-resources.yaml"] = path.read_text()
                 config = "trainjob-resources.yaml"
+        # kustomize drops local-config objects from its output: a vendored runtime copy the kustomization
+        # reads is carried as a package file of its own, as a kpt user keeps it.
+        for path in _vendored_copies(app_dir):
+            files[f"vendored/{path.relative_to(repo.resolve()).as_posix().replace('/', '_')}"] = path.read_text()
         return files, config
     for path in _manifest_files(app_dir):
         rel = str(path.relative_to(app_dir))

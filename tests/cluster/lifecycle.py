@@ -645,12 +645,27 @@ def explain(
     for job in json.loads(done.stdout)["trainJobs"]:
         prediction: Prediction = {}
         for replicated in job.get("replicatedJobs") or []:
-            prediction[replicated["name"]] = {
-                c["name"]: {"requests": c.get("requests") or {}, "limits": c.get("limits") or {}}
-                for c in replicated.get("containers") or []
-            }
+            prediction[replicated["name"]] = {c["name"]: _in_the_jobset(c) for c in replicated.get("containers") or []}
         out[(job.get("namespace") or "", job["name"])] = prediction
     return out
+
+
+def _in_the_jobset(container: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """What of explain's container the JobSet holds: not the values a LimitRange defaults, which the API
+    server gives the Pod at its admission, nor a request defaulted from such a limit."""
+    sources = container.get("sources") or {}
+    from_range = {
+        section: {k for k, v in (sources.get(section) or {}).items() if str(v).startswith("LimitRange")}
+        for section in ("requests", "limits")
+    }
+    limits = {k: v for k, v in (container.get("limits") or {}).items() if k not in from_range["limits"]}
+    requests = {
+        k: v
+        for k, v in (container.get("requests") or {}).items()
+        if k not in from_range["requests"]
+        and not ((sources.get("requests") or {}).get(k) == "defaulted from limits" and k not in limits)
+    }
+    return {"requests": requests, "limits": limits}
 
 
 def _pod_defaults(resources: dict[str, Any]) -> dict[str, dict[str, Any]]:

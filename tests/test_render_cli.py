@@ -371,6 +371,26 @@ def test_a_namePrefix_overlay_renders_as_kustomize_running_the_function(
     assert sorted(map(key, documents(out))) == sorted(map(key, expected))
 
 
+def test_a_message_through_an_overlay_names_the_base_file_and_line(
+    kubectl: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kustomize's origin annotation names the file; the line is the field's in that file's document,
+    found by kind and name through the overlay's namePrefix (issue 32)."""
+    monkeypatch.setenv("PATH", str(Path(kubectl).parent))
+    bad = TRAINJOB.replace("data-loader", "data-lodaer")
+    write(tmp_path / "base" / "runtime.yaml", RUNTIME)
+    write(tmp_path / "base" / "trainjobs.yaml", TRAINJOB.replace("large-dataset-training", "first") + "---\n" + bad)
+    write(tmp_path / "base" / "kustomization.yaml", "resources: [runtime.yaml, trainjobs.yaml]\n")
+    write(tmp_path / "overlay" / "kustomization.yaml", "namePrefix: team-\nnamespace: ml\nresources: [../base]\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["overlay"], capsys, monkeypatch)
+    assert (code, out) == (1, "")
+    text = (tmp_path / "base" / "trainjobs.yaml").read_text()
+    number = text[: text.index("name: data-lodaer")].count("\n") + 1
+    first = next(line for line in err.splitlines() if line.startswith("error:"))
+    assert first.startswith(f"error: base/trainjobs.yaml:{number}: TrainJob ml/team-large-dataset-training: "), err
+
+
 def _runtime(kind: str, name: str, namespace: str = "") -> str:
     where = f"\n  namespace: {namespace}" if namespace else ""
     return RUNTIME.replace("kind: ClusterTrainingRuntime", f"kind: {kind}", 1).replace(

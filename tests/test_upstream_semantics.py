@@ -1139,3 +1139,21 @@ def test_a_resources_only_entry_keeps_its_name_where_it_orders(written: list[str
         assert job["template"]["spec"]["template"]["spec"]["initContainers"] == [{"name": n} for n in kept]
     again = render(out.items)
     assert again.code == 0 and again.items == out.items, "a re-render gives the same output"
+
+
+# kustomize's exec and container functions get no file annotation; with buildMetadata: [originAnnotations]
+# an object carries config.kubernetes.io/origin, whose path is then the result's file (issue 32).
+@pytest.mark.parametrize(
+    ("origin", "path"),
+    [
+        ("path: ../base/trainjob.yaml\n", "../base/trainjob.yaml"),
+        ("repo: https://example.com/x\npath: https://example.com/x\n", None),
+    ],
+    ids=["a file", "a URL is not one"],
+)
+def test_under_kustomize_exec_the_origin_annotation_names_the_file(origin: str, path: str | None) -> None:
+    tj = trainjob([patch("node", initContainers=[{"name": "loader", "resources": {"limits": {"memory": "1Gx"}}}])])
+    tj["metadata"]["annotations"] = {"config.kubernetes.io/origin": origin}
+    out = render([torch_runtime({"torch": {}}), tj])
+    (error,) = out.errors()
+    assert error.get("file", {}).get("path") == path, error

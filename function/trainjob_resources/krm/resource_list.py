@@ -14,7 +14,7 @@ from typing import Any, Final
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..values import fieldpath
-from ..values.keys import INDEX_ANNOTATIONS, PATH_ANNOTATIONS, RESOURCE_LIST_VERSIONS
+from ..values.keys import INDEX_ANNOTATIONS, ORIGIN, PATH_ANNOTATIONS, RESOURCE_LIST_VERSIONS
 from ..values.records import MutableRecord, Record
 from ..values.text import bounded
 from ..values.violations import Severity
@@ -196,6 +196,7 @@ class Item:
         "hint",
         "index",
         "line",
+        "lines_from",
         "origin",
         "problem",
         "renamed_by_build",
@@ -226,6 +227,9 @@ class Item:
         # The line (0-based) of its own file where the text its node was composed from starts, when
         # it was read from a file (``render``): its fields' lines in that file are then known.
         self.origin: int | None = None
+        # The tree whose marks give its fields' lines in that file, when it is not ``node``: the document
+        # a kustomize build read it from (render's overlays, ``repo.inputs._name_origins``).
+        self.lines_from: Node | None = None
         # Its previousNames were set by a kustomize build that render ran (``repo.kustomize.restore``),
         # not read from input: the trust model (``trust``) believes those wherever the object came from.
         self.renamed_by_build = False
@@ -373,12 +377,13 @@ class Item:
         """The item's file, with the line of ``field_path`` (or of the object) where it is known."""
         path = next((p for p in map(self.annotation, PATH_ANNOTATIONS) if p), None)
         if path is None:
-            return None
+            origin = _origin_path(self.annotation(ORIGIN))
+            return None if origin is None else FileRef(origin, None, None)
         raw_index = next((i for i in map(self.annotation, INDEX_ANNOTATIONS) if i), None)
         index = int(raw_index) if raw_index is not None and raw_index.isdigit() else None
         line = None
         if self.origin is not None:
-            found = _line_of(self.node, field_path or "")
+            found = _line_of(self.lines_from if self.lines_from is not None else self.node, field_path or "")
             line = None if found is None else self.origin + found + 1
         return FileRef(path, index, line)
 
@@ -404,6 +409,19 @@ class Item:
     ) -> Result:
         field = Field(field_path, current_value, proposed_value) if field_path is not None else None
         return Result(message, severity, self.ref, field, self.file_of(field_path))
+
+
+def _origin_path(origin: str | None) -> str | None:
+    """The file kustomize's origin annotation names (``buildMetadata: [originAnnotations]``): under
+    kustomize's exec and container functions the only file an object has. For messages only; a URL
+    (a remote base) is not a file."""
+    if not origin:
+        return None
+    try:
+        path = yn.scalar(yn.get(yn.compose(origin), "path"))
+    except yn.YamlInputError:
+        return None
+    return path if path and "://" not in path else None
 
 
 def _line_of(node: Node, field_path: str) -> int | None:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from ..checks.config import Layer
     from ..krm.resource_list import Item, ResourceList
+    from .kustomize import BuildPlan
     from .sources import Reader, Root
 
 PATH_KEY = PATH_ANNOTATIONS[0]
@@ -236,13 +237,14 @@ def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, timeout: fl
         _read_text(text, shown(entry_label), inputs, built=True)
         inputs.errors.extend(kustomize.restore(inputs.items[start:], plan.marks, entry_label))
         inputs.built.update(_key(item) for item in inputs.items[start:])
-        _name_origins(inputs, start, entry_label, keep=plan.user_origins)
+        _name_origins(inputs, start, entry_label, plan)
 
 
-def _name_origins(inputs: Inputs, start: int, label: str, keep: bool) -> None:
+def _name_origins(inputs: Inputs, start: int, label: str, plan: BuildPlan) -> None:
     """Each object of a kustomize build named by the file it came from (kustomize's origin
     annotation, which render asked for), so that messages say ``overlays/prod/../../base/x.yaml``
-    rather than the build's document number; the annotation is removed unless the user asked for it."""
+    rather than the build's document number, with the line of the field in that file
+    (``_source_lines``); the annotation is removed unless the user asked for it."""
     from yaml.nodes import MappingNode
 
     from ..values.keys import ORIGIN
@@ -250,6 +252,8 @@ def _name_origins(inputs: Inputs, start: int, label: str, keep: bool) -> None:
     from .kustomize import PREVIOUS_KINDS, PREVIOUS_NAMES
     from .textitems import DocumentItem
 
+    keep = plan.user_origins
+    documents: dict[str, list[tuple[int, Node]]] = {}
     for item in inputs.items[start:]:
         item.origin = None  # its lines are the build's, not its file's
         origin = item.annotation(ORIGIN)
@@ -263,6 +267,7 @@ def _name_origins(inputs: Inputs, start: int, label: str, keep: bool) -> None:
         if path and not path.startswith(("http://", "https://")):
             item.set_annotation(PATH_KEY, shown(os.path.normpath(os.path.join(label, path))))
             item.set_annotation(INDEX_KEY, "0")
+            _source_lines(item, os.path.normpath(os.path.join(plan.top, path)), plan, inputs, documents)
         if not keep:
             item.remove_annotation(ORIGIN)
             annotations = yn.get_path(item.node, "metadata", "annotations")
@@ -271,6 +276,41 @@ def _name_origins(inputs: Inputs, start: int, label: str, keep: bool) -> None:
                 inputs.created_annotations[id(item.node)] = item.node  # kustomize made it for the origin
                 if isinstance(item, DocumentItem):
                     item.created_annotations = True  # what the entry by id says, when its tree is dropped
+
+
+def _source_lines(
+    item: Item, real: str, plan: BuildPlan, inputs: Inputs, documents: dict[str, list[tuple[int, Node]]]
+) -> None:
+    """Where the object's fields are in the resource file the build read it from: the document of its
+    kind and name there (before a prefix or suffix: its previousNames), composed again. Only files the
+    build's plan listed as resources (read within the root); nothing when the file or the object is not
+    found there, or the file cannot be read as written."""
+    from ..yamltext import yamlnodes as yn
+    from .kustomize import PREVIOUS_NAMES
+
+    if real not in plan.resource_files:
+        return
+    if real not in documents:
+        documents[real] = []
+        try:
+            data = inputs.reader.read_bytes(real, real)
+            for first_line, chunk in split_documents(_decode(data, real)) if data is not None else ():
+                node = yn.compose(chunk)
+                if node is not None and not yn.is_null(node):
+                    documents[real].append((first_line, node))
+        except (OSError, RenderError, yn.YamlInputError):
+            documents[real] = []
+    names = {item.name, *(n for n in (item.annotation(PREVIOUS_NAMES) or "").split(",") if n)}
+    kind = [(line, node) for line, node in documents[real] if yn.scalar(yn.get(node, "kind")) == item.kind]
+    found = [(line, node) for line, node in kind if yn.scalar(yn.get_path(node, "metadata", "name")) in names]
+    if not found:  # a namePrefix or nameSuffix: kustomize keeps no previousNames of every kind
+        found = [
+            (line, node)
+            for line, node in kind
+            if (yn.scalar(yn.get_path(node, "metadata", "name")) or "\0") in item.name
+        ]
+    if len(found) == 1:
+        item.origin, item.lines_from = found[0]
 
 
 def _walk(

@@ -31,6 +31,12 @@ def moved(
     if not patches:
         return None, None
     policies = entry.model.ml_policy.policies if entry.model.ml_policy is not None else ()
+    if not has_trainer and "flux" in policies:
+        return None, (
+            "the TrainJob has no spec.trainer, and the move would create one without numNodes, with which Kubeflow "
+            "Trainer's flux plugin fails at every reconcile (generateInitEntrypoint, "
+            "pkg/runtime/framework/plugins/flux/flux.go): write spec.trainer.numNodes"
+        )
     if not has_trainer and policies:
         return None, (
             f"the TrainJob has no spec.trainer, and the move would create it: with spec.trainer set, Kubeflow "

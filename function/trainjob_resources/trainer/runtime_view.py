@@ -121,9 +121,10 @@ class MPIPolicyView(Record):
         self.run_launcher_as_node: Final = run_launcher_as_node
 
 
-# The ML policies whose plugins give the trainer container env and a port only when the TrainJob has
-# spec.trainer (``if trainJob.Spec.Trainer != nil`` in EnforceMLPolicy of
-# pkg/runtime/framework/plugins/torch/torch.go, jax/jax.go, xgboost/xgboost.go, flux/flux.go).
+# The ML policies whose plugins read spec.trainer's presence: torch, JAX and XGBoost give the trainer
+# container env and port 29500 only when the TrainJob has one (``if trainJob.Spec.Trainer != nil`` in
+# EnforceMLPolicy of pkg/runtime/framework/plugins/torch/torch.go, jax/jax.go, xgboost/xgboost.go), and
+# flux (flux/flux.go) needs spec.trainer.numNodes (seen on the control plane).
 SPEC_TRAINER_POLICIES: Final = ("torch", "jax", "xgboost", "flux")
 
 

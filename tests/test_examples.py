@@ -401,8 +401,8 @@ def test_cmp_errors_are_one_line_each_with_the_application_file_and_field(
     assert lines[-1].endswith("1 error; nothing rendered")
     (problem,) = lines[:-1]
     file = "./trainjobs.yaml" if example == CMP.name else "../../base/trainjobs.yaml"  # as written
-    if example == CMP.name:  # read from the file itself: the line of the bad value is known
-        file += f":{text[: text.index(bad)].count(chr(10)) + 1}"
+    # the line of the bad value: read from the file itself, or, through the overlay, from the base's file
+    file += f":{text[: text.index(bad)].count(chr(10)) + 1}"
     assert f": error: {file}: TrainJob {env['ARGOCD_APP_NAMESPACE']}/" in problem, problem
     assert ".resources.limits.memory: " in problem, problem
 

@@ -195,6 +195,75 @@ def test_reference_runtimes_inside_the_rendered_folder_are_the_platforms(tmp_pat
     )
 
 
+UNSORTED_RUNTIME = """\
+# The platform's runtime, laid out by hand: keys not sorted, a comment, quoting, a script.
+kind: ClusterTrainingRuntime
+apiVersion: trainer.kubeflow.org/v1alpha1
+metadata:
+  name: pytorch-distributed
+  labels: {trainer.kubeflow.org/framework: "torch", app.kubernetes.io/part-of: ml}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  initContainers:
+                    - name: data-loader
+                      restartPolicy: Always
+                      image: "busybox:1.36"  # pinned
+                      resources: {requests: {memory: 8Gi}, limits: {memory: 8Gi}}
+                      env:
+                        - {value: "8080", name: PORT}
+                        - {name: PORT10, value: 'yes'}
+                        - {name: PORT9, value: ""}
+                  containers:
+                    - name: node
+                      command: [bash, -c, "echo one\\necho two\\n"]
+                      image: pytorch/pytorch
+  mlPolicy: {torch: {}, numNodes: 1}
+"""
+
+
+def test_derived_runtime_text_is_the_same_however_runtimes_are_given(kubectl: str, tmp_path: Path) -> None:
+    """Issue 32: a derived runtime is written in the form kustomize's build writes (keys sorted as
+    go-yaml v2 sorts them, one quoting), so ``--runtimes`` as a file, a folder or a kustomization
+    (which the real kustomize builds) gives the same text, and kubectl's kustomize, reading that
+    text, writes its keys in the same order."""
+    write(tmp_path / "platform" / "torch.yaml", UNSORTED_RUNTIME)
+    write(tmp_path / "built" / "torch.yaml", UNSORTED_RUNTIME)
+    write(tmp_path / "built" / "kustomization.yaml", "resources: [torch.yaml]\n")
+    write(tmp_path / "team" / "trainjob.yaml", TRAINJOB)
+    outputs = {
+        given: _installed(tmp_path, "team", "--runtimes", given)
+        for given in ("platform/torch.yaml", "platform", "built")
+    }
+    for given, done in outputs.items():
+        assert done.returncode == 0, (given, done.stderr)
+    assert outputs["platform"].stdout == outputs["platform/torch.yaml"].stdout == outputs["built"].stdout
+    derived = outputs["platform"].stdout.split("---\n")[0]
+    assert "kind: TrainingRuntime" in derived and "# pinned" not in derived
+    assert "- |-\n" in derived or "- |\n" in derived, "a multi-line string is a literal block, as kustomize writes it"
+    write(tmp_path / "again" / "derived.yaml", derived)
+    write(tmp_path / "again" / "kustomization.yaml", "resources: [derived.yaml]\n")
+    rebuilt = subprocess.run([kubectl, "kustomize", str(tmp_path / "again")], capture_output=True, text=True)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert _key_orders(yamlnodes.compose(rebuilt.stdout)) == _key_orders(yamlnodes.compose(derived))
+    assert yaml.safe_load(rebuilt.stdout) == yaml.safe_load(derived)
+
+
+def _key_orders(node: Any) -> list[list[str]]:
+    """Every mapping's keys, in order, depth first."""
+    if isinstance(node, yaml.MappingNode):
+        return [[k.value for k, _ in node.value]] + [o for _, v in node.value for o in _key_orders(v)]
+    if isinstance(node, yaml.SequenceNode):
+        return [o for v in node.value for o in _key_orders(v)]
+    return []
+
+
 def test_a_limit_below_its_request_shows_both_values(tmp_path: Path) -> None:
     """Issue 32: every comparison error shows both values (Kubernetes prints the request as the
     invalid value; render's message says it too)."""

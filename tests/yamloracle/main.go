@@ -3,14 +3,16 @@
 // Reads documents from stdin, separated by NUL bytes (no YAML text holds one), and writes one JSON
 // line per document, in order:
 //
-//	{"v2": <JSON>|null, "v2_error": "...", "kyaml": <JSON>|null, "kyaml_error": "...", "nodes": <tree>|null}
+//	{"v2": <JSON>|null, "v2_error": "...", "written": "...", "kyaml": <JSON>|null, "kyaml_error": "...", "nodes": <tree>|null}
 //
 // v2 is sigs.k8s.io/yaml's YAMLToJSON (its go-yaml v2 fork): how kubectl, Argo CD and kustomize's
 // kustomization reader (api/types/kustomization.go, Kustomization.Unmarshal) read a document. kyaml is
 // sigs.k8s.io/kustomize/kyaml/yaml's Parse and RNode.MarshalJSON (go-yaml v3): how kustomize reads a
-// resource into values. nodes is kyaml's node tree as kustomize's filters see it: a scalar is
-// {"tag": ..., "value": ...} (the text kyaml's GetName/GetKind read), a mapping {"map": [[key, value], ...]},
-// a sequence {"seq": [...]}, an alias the tree of its anchor.
+// resource into values. written is v2 written back with sigs.k8s.io/yaml's JSONToYAML: the text of an
+// object as kustomize's build prints it (api/resource/resource.go, AsYAML), keys sorted. nodes is
+// kyaml's node tree as kustomize's filters see it: a scalar is {"tag": ..., "value": ...} (the text
+// kyaml's GetName/GetKind read), a mapping {"map": [[key, value], ...]}, a sequence {"seq": [...]},
+// an alias the tree of its anchor.
 package main
 
 import (
@@ -28,6 +30,7 @@ import (
 type reading struct {
 	V2         json.RawMessage `json:"v2"`
 	V2Error    string          `json:"v2_error,omitempty"`
+	Written    string          `json:"written,omitempty"`
 	Kyaml      json.RawMessage `json:"kyaml"`
 	KyamlError string          `json:"kyaml_error,omitempty"`
 	Nodes      any             `json:"nodes"`
@@ -75,6 +78,9 @@ func read(doc []byte) (r reading) {
 		r.V2Error = err.Error()
 	} else {
 		r.V2 = j
+		if w, err := yaml.JSONToYAML(j); err == nil {
+			r.Written = string(w)
+		}
 	}
 	node, err := kyaml.Parse(string(doc))
 	if err != nil {

@@ -32,7 +32,7 @@ from ..values.keys import (
     SYNC_WAVE,
 )
 from ..values.violations import Violation
-from ..yamltext import textedit
+from ..yamltext import written_form
 from ..yamltext import yamlnodes as yn
 from .provenance import (
     DERIVED_FROM,
@@ -92,27 +92,20 @@ def _kept_label(key: str, value: str | None) -> bool:
 
 
 class Derived(records.Record):
-    __slots__ = ("kind", "name", "namespace", "node", "text")
+    __slots__ = ("kind", "name", "namespace", "node")
 
-    def __init__(
-        self, kind: str, namespace: str, name: str, node: MappingNode, text: tuple[str, int] | None = None
-    ) -> None:
+    def __init__(self, kind: str, namespace: str, name: str, node: MappingNode) -> None:
         self.kind: Final = kind
         self.namespace: Final = namespace
         self.name: Final = name
         self.node: Final = node
-        self.text: Final = text  # the base runtime's item text (and dash column) that node was copied from
 
     def item(self) -> Item:
-        """The derived runtime as an item: written as the base runtime's text with its edits when
-        the base was read from text (its layout and comments kept, but not the comment above it,
-        which describes the base), else serialized."""
-        if self.text is None:
-            return Item(self.node)
-        item = Item(self.node, source=self.text[0], dash=self.text[1])
-        item.another = True
-        item.touched()
-        return item
+        """The derived runtime as an item, serialized in the form kustomize writes (its keys sorted
+        again: annotations are added after ``derive_runtime``), so that its text is the same
+        whatever text its base was read from."""
+        written_form.sort_keys(self.node)
+        return Item(self.node)
 
     @property
     def identity(self) -> tuple[str, str, str]:
@@ -208,19 +201,14 @@ def derive_runtime(
     """The derived runtime ``identity`` (kind, namespace or "" for a cluster-scoped one, name):
     ``base`` with ``effective`` folded in, the overrides and the base recorded."""
     kind, scope, name = identity
-    text = (base.source, base.dash) if base.source is not None else None
     base_node = base.node
     assert isinstance(base_node, MappingNode)
-    # Read from text: copy only what changes, the rest is written as the base's text. Otherwise a
-    # full copy, which is serialized.
-    draft = textedit.Draft(base_node) if text is not None else None
-    node = draft.root if draft is not None else yn.deep_copy(base_node)
+    # Written as kustomize's build writes objects (sorted keys, one quoting): a base read from a
+    # plain file, from a kustomization's build or from a ResourceList gives the same text.
+    node = written_form.copy(base_node)
     assert isinstance(node, MappingNode)
 
     def child(parent: Node, key: str | int) -> Node:
-        if draft is not None:
-            assert isinstance(parent, MappingNode | SequenceNode)
-            return draft.child(parent, key)
         found = parent.value[key] if isinstance(key, int) else yn.get(parent, key)
         assert found is not None
         return found
@@ -243,7 +231,7 @@ def derive_runtime(
     yn.set_key(annotations, DERIVED_FROM, yn.str_node(base_ref(base, base_name)))
     yn.set_key(annotations, OVERRIDES, yn.str_node(dump(overrides)))
     yn.set_key(annotations, NAME_SCHEME, yn.str_node(NAME_SCHEME_VERSION))
-    return Derived(kind, scope, name, node, text)
+    return Derived(kind, scope, name, node)
 
 
 # The derived runtimes of one render, together, at most what the function reads (yamlnodes'

@@ -189,7 +189,6 @@ class Item:
         "_meta",
         "_node",
         "_value",
-        "another",
         "checked",
         "dash",
         "dirty",
@@ -220,7 +219,6 @@ class Item:
         self.line = line  # where that text starts in the whole input, for messages
         self.dash = dash  # the column of the item's ``-`` in the input
         self.dirty = source is None
-        self.another = False  # another object made from the one its text is (see textedit.render)
         self._value: Any = None
         self._meta: tuple[str, str, str, str, dict[str, str]] | None = None
         self.problem: str | None = None  # why read() found it unusable; such an item must pass through untouched
@@ -281,11 +279,8 @@ class Item:
             return self.source
         node = self.node
         if self.source is not None and isinstance(node, MappingNode):
-            edited = textedit.render(_document_of(self.source, self.dash), node, self.another)
+            edited = textedit.render(_document_of(self.source, self.dash), node)
             if edited is not None:
-                if self.another:
-                    gap = " " * (node.start_mark.column - self.dash - 1)
-                    return " " * self.dash + "-" + gap + edited + "\n"
                 return edited[: self.dash] + "-" + edited[self.dash + 1 :]
         return layout.entry(yn.serialize(node), self.dash)
 

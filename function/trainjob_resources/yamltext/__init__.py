@@ -1,6 +1,7 @@
 """The text layer: YAML as the user wrote it. A bounded reader and node accessors (``yamlnodes``),
-edits written back into the original text (``textedit``), a block ResourceList cut into its items
-(``layout``) and a stream cut into its documents (``documents``).
+edits written back into the original text (``textedit``), an object in the form kustomize writes
+(``written_form``), a block ResourceList cut into its items (``layout``) and a stream cut into its
+documents (``documents``).
 
 May import: ``values``.
 """

@@ -11,8 +11,8 @@ remove or append children (a scalar is never changed in place), so the collectio
 children differ from those records are exactly the edited ones. ``render`` visits only them and
 turns each difference into a text edit: a removed entry loses its lines (the comment lines above
 it included; those above the next entry stay), a replaced or new entry is serialized at the
-entry's column, an edited flow collection is serialized in place. ``Draft`` and ``copy`` give
-editable versions that still render against the same text.
+entry's column, an edited flow collection is serialized in place. ``copy`` gives an editable
+version that still renders against the same text.
 
 A layout it does not handle makes ``render`` return None, and the caller serializes the whole
 node, as it would without this module: children reordered or inserted between read ones, a key
@@ -32,7 +32,6 @@ from ..values.records import Record
 from . import yamlnodes as yn
 
 _READ = "_read_children"  # on a collection: its children as read
-_ORIGIN = "_copied_from"  # on a copy a Draft made: the node it copies
 _ALL = "_read_collections"  # on a root: every collection below it (itself excluded), as read
 _REPEATS = "_may_repeat_a_key"  # on a root: whether some mapping of it, as read, repeats a key's text
 
@@ -144,80 +143,23 @@ def copy(node: Node) -> Node:
     return copied
 
 
-class Draft:
-    """An editable version of a read tree that copies only the collections an edit goes through;
-    the rest is shared with the original, which never changes. Rendered against the original's
-    text, it writes only what the edits changed."""
-
-    def __init__(self, root: MappingNode) -> None:
-        self.root = _shallow(root)
-        self._copies: list[CollectionNode] = []
-        self._owned = {id(self.root)}
-        setattr(self.root, _ALL, self._copies)
-
-    def child(self, parent: CollectionNode, key: str | int) -> CollectionNode:
-        """``parent``'s entry ``key`` (a mapping key or a sequence index), made editable; ``parent``
-        must be the root or a node this draft returned."""
-        if isinstance(parent, MappingNode):
-            for i, (k, v) in enumerate(parent.value):
-                if isinstance(k, ScalarNode) and k.value == key:
-                    if not isinstance(v, CollectionNode):
-                        raise KeyError(key)
-                    copied = self._own(v)
-                    parent.value[i] = (k, copied)
-                    return copied
-            raise KeyError(key)
-        assert isinstance(key, int)
-        entry = parent.value[key]
-        if not isinstance(entry, CollectionNode):
-            raise KeyError(key)
-        copied = self._own(entry)
-        parent.value[key] = copied
-        return copied
-
-    def _own(self, node: CollectionNode) -> CollectionNode:
-        if id(node) in self._owned:
-            return node
-        copied = _shallow(node)
-        self._copies.append(copied)
-        self._owned.add(id(copied))
-        return copied
-
-
-def _shallow(node: CollectionNode) -> CollectionNode:
-    """A copy with its own list of the same children, standing for ``node`` in the text."""
-    copied: CollectionNode = type(node)(
-        node.tag, list(node.value), node.start_mark, node.end_mark, flow_style=node.flow_style
-    )
-    read = getattr(node, _READ, None)
-    if read is not None:
-        setattr(copied, _READ, read)
-        setattr(copied, _ORIGIN, node)
-    return copied
-
-
 def _as_read(node: Node) -> bool:
     read = getattr(node, _READ, None)
     return read is not None and node.value == read
 
 
-def render(text: str, root: MappingNode, another: bool = False) -> str | None:
+def render(text: str, root: MappingNode) -> str | None:
     """``text`` (the document ``root`` was read from) with ``root``'s edits written in; None when
-    an edit is laid out in a way this module does not rewrite.
-
-    ``another``: the edited tree is another object made from the one read (a derived runtime from
-    its base). Comments that describe the object read do not go with it: only ``root``'s own text
-    is returned (from its first key to the end of its last line, without the comment lines around
-    it), and a replaced entry leaves with the comment lines directly above it."""
+    an edit is laid out in a way this module does not rewrite."""
     collections: list[CollectionNode] | None = getattr(root, _ALL, None)
     if collections is None or root.flow_style or getattr(root, _READ, None) is None:
         return None
     # Only the collections whose own children changed need edits: their ancestors are as read.
     # Lists compare their items by identity first, and nodes have no other equality.
     edited = [c for c in [root, *collections] if c.value != getattr(c, _READ)]
-    writer = _Writer(text, another)
+    writer = _Writer(text)
     if not edited:
-        return text[root.start_mark.index : writer.line_end(root)] if another else text
+        return text
     edited.sort(key=lambda c: c.start_mark.index)
     try:
         for node in edited:
@@ -239,14 +181,7 @@ def render(text: str, root: MappingNode, another: bool = False) -> str | None:
         parts.append(text[at:start])
         parts.append(replacement)
         at = end
-    if another:
-        start, end = root.start_mark.index, writer.line_end(root)
-        if writer.edits[0][0] < start or writer.edits[-1][1] > end:
-            return None
-        parts[0] = parts[0][start:]
-        parts.append(text[at:end])
-    else:
-        parts.append(text[at:])
+    parts.append(text[at:])
     return "".join(parts)
 
 
@@ -265,9 +200,8 @@ class _ReadEntries(Record):
 
 
 class _Writer:
-    def __init__(self, text: str, another: bool = False) -> None:
+    def __init__(self, text: str) -> None:
         self.text = text
-        self.another = another
         self.replaced: list[tuple[int, int]] = []  # the text that edits removed or replaced
         self.edits: list[tuple[int, int, str]] = []  # (start, end, replacement), in text order
 
@@ -286,21 +220,6 @@ class _Writer:
         end = self.content_end(node)
         newline = self.text.find("\n", max(end - 1, node.start_mark.index))
         return len(self.text) if newline < 0 else newline
-
-    def comments_above(self, start: int, floor: int) -> int:
-        """Where the comment lines directly above the line of ``start`` begin, not above ``floor``
-        (the end of the entry before: a block scalar's lines may start with ``#``); ``start``
-        itself when there are none, or when something else comes before it on its line."""
-        line = self.text.rfind("\n", 0, start) + 1
-        if self.text[line:start].strip():
-            return start
-        top = line
-        while top > floor:
-            above = self.text.rfind("\n", 0, top - 1) + 1
-            if not self.text[above : top - 1].lstrip().startswith("#"):
-                break
-            top = above
-        return start if top == line else top
 
     def dash_of(self, entry: Node) -> int:
         """Where the ``-`` of a block sequence entry is."""
@@ -327,8 +246,6 @@ class _Writer:
             self.edit(node.start_mark.index, self.content_end(node), _flow_text(node))
             return
         read = getattr(node, _READ)
-        if len(read) == len(node.value) and all(map(_stands_for, node.value, read)):
-            return  # only children a Draft copied: their own edits are theirs
         if isinstance(node, MappingNode):
             if not all(isinstance(k, ScalarNode) for k, _ in node.value):
                 raise _Unsupported
@@ -353,7 +270,7 @@ class _Writer:
         appended: list[Any] = []
         last = -1
         for identity, child in zip(ids, now, strict=True):
-            i = index.get(id(getattr(identity, _ORIGIN, identity)))
+            i = index.get(id(identity))
             if i is None:
                 appended.append(child)
                 continue
@@ -377,12 +294,8 @@ class _Writer:
             child = kept[i]
             was = read_values[i]
             value = child[1] if mapping else child
-            if value is not was and getattr(value, _ORIGIN, None) is not was:  # a key with a new value
-                start = read_ids[i].start_mark.index
-                floor = self.line_end(read_values[i - 1]) + 1 if i else start  # above a first key: the parent's
-                above = self.comments_above(start, floor) if self.another else start
-                text = _entry_text(child, mapping, column)
-                self.edit(above, self.line_end(was), text if above == start else " " * column + text)
+            if value is not was:  # a key with a new value
+                self.edit(read_ids[i].start_mark.index, self.line_end(was), _entry_text(child, mapping, column))
             i += 1
         if appended:
             at = self.line_end(read_values[-1])
@@ -457,15 +370,6 @@ def _last_read(node: Node) -> Node:
             return node
         node = read[-1][1] if isinstance(node, MappingNode) else read[-1]
     return node
-
-
-def _stands_for(now: Any, read: Any) -> bool:
-    """Whether a child (a node, or a mapping's pair) is the one read, or a Draft's copy of it."""
-    if now is read:
-        return True
-    if isinstance(now, tuple):
-        return bool(now[0] is read[0] and (now[1] is read[1] or getattr(now[1], _ORIGIN, None) is read[1]))
-    return getattr(now, _ORIGIN, None) is read
 
 
 # Serializing what is new. The same few new entries (a runtimeRef, provenance annotations) come

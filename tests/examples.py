@@ -44,6 +44,7 @@ KPT_PACKAGE = EXAMPLES / "kpt" / "package"
 KPT_IMAGE_PACKAGE = EXAMPLES / "kpt-image" / "package"
 CMP = EXAMPLES / "argocd-cmp"  # the plugin (plugin.yaml, sidecar.yaml) and a folder of plain manifests
 CMP_EXAMPLES = ("argocd-cmp", "argocd-cmp-kustomize")  # its Applications: plain manifests, an overlay
+HELM_EXAMPLE = EXAMPLES / "helm-post-renderer"
 KUSTOMIZE_STAND_IN = ROOT / "tests" / "kustomize-stand-in" / "kustomize"
 
 _EXEC_STANZA = re.compile(r"exec:\n(\s+)path: \S+")
@@ -416,7 +417,26 @@ def regenerate(kubectl: str, kpt: str) -> list[Path]:
             target = EXAMPLES / example / "expected.yaml"
             target.write_text(cmp_generate(work / example, example, kubectl))
             written.append(target)
+        target = HELM_EXAMPLE / "expected.yaml"
+        target.write_text(helm_post_rendered(work))
+        written.append(target)
     return written
+
+
+def helm_post_rendered(home: Path) -> str:
+    """The Helm example's golden: its post-renderer, as the README runs it, on the chart's output
+    as rendered into input.yaml (the tests render the chart with the real Helm and compare)."""
+    done = subprocess.run(
+        ["./post-render.sh"],
+        cwd=HELM_EXAMPLE,
+        input=(HELM_EXAMPLE / "input.yaml").read_text(),
+        capture_output=True,
+        text=True,
+        env={"PATH": f"{VENV_BIN}{os.pathsep}/usr/bin:/bin", "HOME": str(home)},
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, ""), f"post-render.sh: {done.stderr}"
+    return done.stdout
 
 
 def main() -> int:

@@ -92,19 +92,26 @@ def _kept_label(key: str, value: str | None) -> bool:
 
 
 class Derived(records.Record):
-    __slots__ = ("kind", "name", "namespace", "node")
+    __slots__ = ("kind", "name", "namespace", "node", "resized")
 
-    def __init__(self, kind: str, namespace: str, name: str, node: MappingNode) -> None:
+    def __init__(
+        self, kind: str, namespace: str, name: str, node: MappingNode, resized: tuple[MappingNode, ...] = ()
+    ) -> None:
         self.kind: Final = kind
         self.namespace: Final = namespace
         self.name: Final = name
         self.node: Final = node
+        self.resized: Final = resized  # the containers whose resources ``derive_runtime`` wrote
 
     def item(self) -> Item:
-        """The derived runtime as an item, serialized in the form kustomize writes (its keys sorted
-        again: annotations are added after ``derive_runtime``), so that its text is the same
-        whatever text its base was read from."""
-        written_form.sort_keys(self.node)
+        """The derived runtime as an item, serialized in the form kustomize writes, so that its text
+        is the same whatever text its base was read from. The rest of the tree is a copy in that
+        form already; only what was written into it since (its metadata, the resized containers)
+        has its keys sorted again."""
+        written_form.sort_keys(self.node, deep=False)
+        metadata = yn.get(self.node, "metadata")
+        for edited in (metadata, *self.resized) if metadata is not None else self.resized:
+            written_form.sort_keys(edited)
         return Item(self.node)
 
     @property
@@ -197,16 +204,19 @@ def derive_runtime(
     effective: Mapping[ContainerKey, Effective],
     overrides: Mapping[str, Any],
     base_name: str | None = None,
+    written_base: MappingNode | None = None,
 ) -> Derived:
     """The derived runtime ``identity`` (kind, namespace or "" for a cluster-scoped one, name):
-    ``base`` with ``effective`` folded in, the overrides and the base recorded."""
+    ``base`` with ``effective`` folded in, the overrides and the base recorded. ``written_base``
+    is ``written_form.copy(base.node)`` where the caller keeps one (it is copied, not changed)."""
     kind, scope, name = identity
-    base_node = base.node
-    assert isinstance(base_node, MappingNode)
     # Written as kustomize's build writes objects (sorted keys, one quoting): a base read from a
     # plain file, from a kustomization's build or from a ResourceList gives the same text.
-    node = written_form.copy(base_node)
+    if written_base is None:
+        written_base = written(base)
+    node = yn.deep_copy(written_base)
     assert isinstance(node, MappingNode)
+    resized: list[MappingNode] = []
 
     def child(parent: Node, key: str | int) -> Node:
         found = parent.value[key] if isinstance(key, int) else yn.get(parent, key)
@@ -226,12 +236,22 @@ def derive_runtime(
             yn.set_key(target, "resources", yn.from_python(requirements))
         else:
             yn.delete_key(target, "resources")
+        resized.append(target)
     _rebuild_metadata(node, base, name, scope)
     annotations = yn.ensure_map(yn.ensure_map(node, "metadata"), "annotations")
     yn.set_key(annotations, DERIVED_FROM, yn.str_node(base_ref(base, base_name)))
     yn.set_key(annotations, OVERRIDES, yn.str_node(dump(overrides)))
     yn.set_key(annotations, NAME_SCHEME, yn.str_node(NAME_SCHEME_VERSION))
-    return Derived(kind, scope, name, node)
+    return Derived(kind, scope, name, node, tuple(resized))
+
+
+def written(base: Item) -> MappingNode:
+    """``base``'s tree in the form kustomize's build writes (``written_form.copy``)."""
+    base_node = base.node
+    assert isinstance(base_node, MappingNode)
+    node = written_form.copy(base_node)
+    assert isinstance(node, MappingNode)
+    return node
 
 
 # The derived runtimes of one render, together, at most what the function reads (yamlnodes'

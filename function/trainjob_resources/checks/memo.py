@@ -8,9 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from yaml.nodes import MappingNode
+
 from ..trainer.effective import ContainerKey, Effective
 from .bundle import Identity
-from .materialize import Derived, OutputBound, derive_runtime, derived_name
+from .materialize import Derived, OutputBound, derive_runtime, derived_name, written
 from .plan import Plan, make_plan
 from .provenance import dump
 from .rules.framework import Read, Stage, key_of, shape_of
@@ -30,6 +32,7 @@ class Memo:
         "_plans",
         "_results",
         "_shared",
+        "_written",
         "bound",
         "derived",
         "managers",
@@ -46,6 +49,7 @@ class Memo:
         self._plans: dict[Any, tuple[Plan, Any]] = {}
         self._names: dict[tuple[int, str, str, str], str] = {}
         self._dumped: dict[int, tuple[str, dict[str, Any]]] = {}
+        self._written: dict[int, tuple[MappingNode, RuntimeEntry]] = {}  # the entry kept alive
         self.derived: dict[Identity, Derived] = {}
         self.spellings: dict[Identity, str] = {}  # the overrides as written into each derived runtime
         self.bound = OutputBound()  # the derived runtimes admitted, in the TrainJobs' order
@@ -111,7 +115,12 @@ class Memo:
         current = self.derived.get(identity)
         if current is not None and self.spellings[identity] <= plan.spelling:
             return current
-        derived = derive_runtime(entry.item, identity, plan.effective, plan.overrides, entry.cluster_name)
+        written_base = self._written.get(id(entry))
+        if written_base is None:
+            written_base = self._written[id(entry)] = (written(entry.item), entry)
+        derived = derive_runtime(
+            entry.item, identity, plan.effective, plan.overrides, entry.cluster_name, written_base[0]
+        )
         self.derived[identity] = derived
         self.spellings[identity] = plan.spelling
         return derived

@@ -111,14 +111,16 @@ def copy(node: Node) -> Node:
     return fresh
 
 
-def sort_keys(root: Node) -> None:
+def sort_keys(root: Node, deep: bool = True) -> None:
     """Puts the keys of every mapping under ``root`` (a tree ``copy`` made, then edited) back
-    in go-yaml v2's order, in place."""
+    in go-yaml v2's order, in place; without ``deep``, only ``root``'s own keys."""
     stack = [root]
     while stack:
         node = stack.pop()
         if isinstance(node, MappingNode):
             node.value.sort(key=lambda pair: _ORDER(yn.scalar(pair[0]) or ""))
+            if not deep:
+                return
             stack.extend(value for _, value in node.value)
         elif isinstance(node, SequenceNode):
             stack.extend(node.value)

@@ -492,7 +492,7 @@ def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Eff
         assert isinstance(item.node, MappingNode)
         work = item.node
     assert entry.model is not None
-    removed = strip_resources(work, names_kept_for_order(entry.model, context.sites))
+    removed = strip_resources(work, names_kept_for_order(topo, entry.model, context.sites))
     if trainer_sites:
         written = without_nulls(context.per_node)
         moved = context.moved[0]

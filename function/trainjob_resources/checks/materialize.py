@@ -92,27 +92,37 @@ def _kept_label(key: str, value: str | None) -> bool:
 
 
 class Derived(records.Record):
-    __slots__ = ("kind", "name", "namespace", "node", "resized")
+    __slots__ = ("kind", "name", "namespace", "node", "resized", "template")
 
     def __init__(
-        self, kind: str, namespace: str, name: str, node: MappingNode, resized: tuple[MappingNode, ...] = ()
+        self,
+        kind: str,
+        namespace: str,
+        name: str,
+        node: MappingNode,
+        resized: tuple[MappingNode, ...] = (),
+        template: WrittenBase | None = None,
     ) -> None:
         self.kind: Final = kind
         self.namespace: Final = namespace
         self.name: Final = name
         self.node: Final = node
         self.resized: Final = resized  # the containers whose resources ``derive_runtime`` wrote
+        self.template: Final = template  # the base it was copied from, where the caller kept one
 
     def item(self) -> Item:
         """The derived runtime as an item, serialized in the form kustomize writes, so that its text
-        is the same whatever text its base was read from. The rest of the tree is a copy in that
+        is the same whatever text its base was read from. The rest of the tree is the base's in that
         form already; only what was written into it since (its metadata, the resized containers)
-        has its keys sorted again."""
+        has its keys sorted again, and only that is serialized where the base's text is known."""
         written_form.sort_keys(self.node, deep=False)
         metadata = yn.get(self.node, "metadata")
         for edited in (metadata, *self.resized) if metadata is not None else self.resized:
             written_form.sort_keys(edited)
-        return Item(self.node)
+        item = Item(self.node)
+        if self.template is not None:
+            item.written = self.template.text_of(self.node)
+        return item
 
     @property
     def identity(self) -> tuple[str, str, str]:
@@ -204,7 +214,7 @@ def derive_runtime(
     effective: Mapping[ContainerKey, Effective],
     overrides: Mapping[str, Any],
     base_name: str | None = None,
-    written_base: MappingNode | None = None,
+    written_base: MappingNode | WrittenBase | None = None,
 ) -> Derived:
     """The derived runtime ``identity`` (kind, namespace or "" for a cluster-scoped one, name):
     ``base`` with ``effective`` folded in, the overrides and the base recorded. ``written_base``
@@ -212,15 +222,32 @@ def derive_runtime(
     kind, scope, name = identity
     # Written as kustomize's build writes objects (sorted keys, one quoting): a base read from a
     # plain file, from a kustomization's build or from a ResourceList gives the same text.
+    template = written_base if isinstance(written_base, WrittenBase) else None
     if written_base is None:
         written_base = written(base)
-    node = yn.deep_copy(written_base)
+    root = written_base.node if isinstance(written_base, WrittenBase) else written_base
+    # Copy-on-write: only the collections on the way to an edit are copied, the rest is shared with
+    # the base's tree, which nothing changes.
+    node = _shallow(root)
     assert isinstance(node, MappingNode)
+    owned = {id(node)}
     resized: list[MappingNode] = []
 
     def child(parent: Node, key: str | int) -> Node:
-        found = parent.value[key] if isinstance(key, int) else yn.get(parent, key)
-        assert found is not None
+        assert isinstance(parent, MappingNode | SequenceNode)
+        found: Node
+        if isinstance(key, int):
+            found = parent.value[key]
+            if id(found) not in owned:
+                found = parent.value[key] = _shallow(found)
+        else:
+            assert isinstance(parent, MappingNode)
+            at = next(i for i, (k, _) in enumerate(parent.value) if yn.scalar(k) == key)
+            found = parent.value[at][1]
+            if id(found) not in owned:
+                found = _shallow(found)
+                parent.value[at] = (parent.value[at][0], found)
+        owned.add(id(found))
         return found
 
     yn.set_key(node, "kind", yn.str_node(kind))
@@ -242,7 +269,73 @@ def derive_runtime(
     yn.set_key(annotations, DERIVED_FROM, yn.str_node(base_ref(base, base_name)))
     yn.set_key(annotations, OVERRIDES, yn.str_node(dump(overrides)))
     yn.set_key(annotations, NAME_SCHEME, yn.str_node(NAME_SCHEME_VERSION))
-    return Derived(kind, scope, name, node, tuple(resized))
+    return Derived(kind, scope, name, node, tuple(resized), template)
+
+
+def _shallow(node: Node) -> Node:
+    """A copy with its own list of the same children (a scalar as it is: scalars are never edited in place)."""
+    if isinstance(node, MappingNode):
+        return MappingNode(node.tag, list(node.value), flow_style=node.flow_style)
+    if isinstance(node, SequenceNode):
+        return SequenceNode(node.tag, list(node.value), flow_style=node.flow_style)
+    return node
+
+
+class WrittenBase:
+    """A base runtime's tree in the form kustomize writes (``written``), kept for the runtimes
+    derived from it, and its text with what a derived runtime changes left open: ``kind``,
+    ``metadata`` and each container's ``resources`` (``written_form.Template``)."""
+
+    __slots__ = ("_containers", "_template", "node")
+
+    def __init__(self, base: Item) -> None:
+        self.node: Final = written(base)
+        self._containers: Final = _container_paths(self.node)
+        slots = self._slots(self.node)
+        self._template: Final = written_form.Template(self.node, slots) if slots is not None else None
+
+    def _slots(self, root: MappingNode) -> list[written_form.Slot] | None:
+        containers = [_at(root, path) for path in self._containers]
+        slots: list[written_form.Slot] = [(root, "kind"), (root, "metadata")]
+        for container in containers:
+            if not isinstance(container, MappingNode):
+                return None
+            slots.append((container, "resources"))
+        return slots
+
+    def text_of(self, derived: MappingNode) -> str | None:
+        """The serialization of a runtime ``derive_runtime`` made from this base (None: serialize it)."""
+        if self._template is None:
+            return None
+        slots = self._slots(derived)
+        return self._template.fill(slots) if slots is not None else None
+
+
+_Path = tuple[str | int, ...]
+
+
+def _container_paths(root: MappingNode) -> tuple[_Path, ...]:
+    """Where each container of each replicated job's pod is, as mapping keys and sequence indexes."""
+    paths: list[_Path] = []
+    jobs = yn.get_path(root, "spec", *JOB_CHAIN[1:])
+    for j, job in enumerate(jobs.value if isinstance(jobs, SequenceNode) else []):
+        pod = yn.get_path(job, *POD_CHAIN)
+        for container_list in ("initContainers", "containers"):
+            entries = yn.get(pod, container_list) if isinstance(pod, MappingNode) else None
+            if isinstance(entries, SequenceNode):
+                chain = ("spec", *JOB_CHAIN[1:], j, *POD_CHAIN, container_list)
+                paths += [(*chain, i) for i in range(len(entries.value))]
+    return tuple(paths)
+
+
+def _at(root: Node, path: _Path) -> Node | None:
+    node: Node | None = root
+    for step in path:
+        if isinstance(step, int):
+            node = node.value[step] if isinstance(node, SequenceNode) and step < len(node.value) else None
+        else:
+            node = yn.get(node, step) if isinstance(node, MappingNode) else None
+    return node
 
 
 def written(base: Item) -> MappingNode:

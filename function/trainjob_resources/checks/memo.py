@@ -8,11 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from yaml.nodes import MappingNode
-
 from ..trainer.effective import ContainerKey, Effective
 from .bundle import Identity
-from .materialize import Derived, OutputBound, derive_runtime, derived_name, written
+from .materialize import Derived, OutputBound, WrittenBase, derive_runtime, derived_name
 from .plan import Plan, make_plan
 from .provenance import dump
 from .rules.framework import Read, Stage, key_of, shape_of
@@ -49,7 +47,7 @@ class Memo:
         self._plans: dict[Any, tuple[Plan, Any]] = {}
         self._names: dict[tuple[int, str, str, str], str] = {}
         self._dumped: dict[int, tuple[str, dict[str, Any]]] = {}
-        self._written: dict[int, tuple[MappingNode, RuntimeEntry]] = {}  # the entry kept alive
+        self._written: dict[int, tuple[WrittenBase, RuntimeEntry]] = {}  # the entry kept alive
         self.derived: dict[Identity, Derived] = {}
         self.spellings: dict[Identity, str] = {}  # the overrides as written into each derived runtime
         self.bound = OutputBound()  # the derived runtimes admitted, in the TrainJobs' order
@@ -117,7 +115,7 @@ class Memo:
             return current
         written_base = self._written.get(id(entry))
         if written_base is None:
-            written_base = self._written[id(entry)] = (written(entry.item), entry)
+            written_base = self._written[id(entry)] = (WrittenBase(entry.item), entry)
         derived = derive_runtime(
             entry.item, identity, plan.effective, plan.overrides, entry.cluster_name, written_base[0]
         )

@@ -200,6 +200,7 @@ class Item:
         "problem",
         "renamed_by_build",
         "source",
+        "written",
     )
 
     def __init__(
@@ -231,6 +232,9 @@ class Item:
         # Its previousNames were set by a kustomize build that render ran (``repo.kustomize.restore``),
         # not read from input: the trust model (``trust``) believes those wherever the object came from.
         self.renamed_by_build = False
+        # Its serialization (``yamlnodes.serialize`` of its node), where the one who made it wrote
+        # it with the node (a derived runtime); dropped when it is touched.
+        self.written: str | None = None
 
     @property
     def node(self) -> Node:
@@ -282,7 +286,11 @@ class Item:
             edited = textedit.render(_document_of(self.source, self.dash), node)
             if edited is not None:
                 return edited[: self.dash] + "-" + edited[self.dash + 1 :]
-        return layout.entry(yn.serialize(node), self.dash)
+        return layout.entry(self.serialized(), self.dash)
+
+    def serialized(self) -> str:
+        """Its node serialized (``yamlnodes.serialize``)."""
+        return self.written if self.written is not None else yn.serialize(self.node)
 
     def _fields(self) -> tuple[str, str, str, str, dict[str, str]]:
         if self._meta is None:
@@ -390,6 +398,7 @@ class Item:
 
     def touched(self) -> None:
         """Call after editing ``node`` directly."""
+        self.written = None
         self._value = None
         self._meta = None
         self.dirty = True
@@ -665,7 +674,7 @@ def write(resource_list: ResourceList) -> bytes:
         entries = []
         for item in resource_list.items:
             if item.source is None:
-                entries.append(layout.entry(yn.serialize(item.node), shape.dash))
+                entries.append(layout.entry(item.serialized(), shape.dash))
             else:
                 entries.append(item.text())
         results = _results_text(shown) if shown else None

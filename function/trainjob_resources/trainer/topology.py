@@ -112,12 +112,22 @@ def topology(runtime: RuntimeSpecView, trainjob: TrainJobView, sites: Iterable[C
     return Topology(ancestors, trainers, _orders(runtime, sites, keep_all=True))
 
 
-def names_kept_for_order(runtime: RuntimeSpecView, sites: Sequence[ContainerSite]) -> frozenset[OrderKey]:
+def names_kept_for_order(
+    topo: Topology, runtime: RuntimeSpecView, sites: Sequence[ContainerSite]
+) -> frozenset[OrderKey]:
     """The lists whose order would change if ``materialize`` removed the entries left with nothing but
     their name: there it keeps them (``- name: x``), so the pod's init sequence is the patches' as written
-    (seen on the control plane: tests/cluster/test_move_and_order.py)."""
-    as_written, without = dict(_orders(runtime, sites, keep_all=True)), dict(_orders(runtime, sites, keep_all=False))
+    (seen on the control plane: tests/cluster/test_move_and_order.py). ``topo`` is ``topology``'s of
+    these sites (its orders are the patches' as written)."""
+    if all(_stays(site) for site in sites):
+        return frozenset()
+    as_written, without = dict(topo.orders), dict(_orders(runtime, sites, keep_all=False))
     return frozenset(key for key in as_written.keys() | without.keys() if as_written.get(key) != without.get(key))
+
+
+def _stays(site: ContainerSite) -> bool:
+    """Whether the site's entry is kept when its resources are taken out (it patches more than them)."""
+    return site.resources is None or bool(site.patch.model_fields_set - {"name", "resources"})
 
 
 def _orders(
@@ -126,8 +136,7 @@ def _orders(
     # The names each kept patch lists, per (patch, job, list), in the order written.
     listed: dict[tuple[int, str, ContainerList], list[str]] = {}
     for site in sites:
-        stays = keep_all or site.resources is None or bool(site.patch.model_fields_set - {"name", "resources"})
-        if stays:
+        if keep_all or _stays(site):
             listed.setdefault((site.job_site.patch_index, site.job, site.container_list), []).append(site.name)
     if not listed:
         return ()

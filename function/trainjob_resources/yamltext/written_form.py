@@ -11,7 +11,9 @@ of one object give the same tree, so the same serialized text.
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
+from collections.abc import Iterable
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -80,11 +82,18 @@ def _compare(a: str, b: str) -> int:
 _ORDER = functools.cmp_to_key(_compare)
 
 
+def _letters_only(keys: Iterable[str]) -> bool:
+    """Whether every key is ASCII letters only: go-yaml's order is then Python's string order
+    (letters compare by code point, a prefix goes first), without a comparison in Python."""
+    return all(key.isascii() and key.isalpha() for key in keys)
+
+
 def _sorted_value(value: Any) -> Any:
     if type(value) is dict:
         # Through JSON every key is a string (kyaml's MarshalJSON writes a scalar key's text).
         pairs = {k if type(k) is str else yn.serialize(yn.from_python(k)).strip(): v for k, v in value.items()}
-        return {k: _sorted_value(pairs[k]) for k in sorted(pairs, key=_ORDER)}
+        order = sorted(pairs) if _letters_only(pairs) else sorted(pairs, key=_ORDER)
+        return {k: _sorted_value(pairs[k]) for k in order}
     if type(value) is list:
         return [_sorted_value(entry) for entry in value]
     return value
@@ -118,9 +127,112 @@ def sort_keys(root: Node, deep: bool = True) -> None:
     while stack:
         node = stack.pop()
         if isinstance(node, MappingNode):
-            node.value.sort(key=lambda pair: _ORDER(yn.scalar(pair[0]) or ""))
+            keys = [yn.scalar(key) or "" for key, _ in node.value]
+            if _letters_only(keys):
+                node.value.sort(key=lambda pair: yn.scalar(pair[0]) or "")
+            else:
+                node.value.sort(key=lambda pair: _ORDER(yn.scalar(pair[0]) or ""))
             if not deep:
                 return
             stack.extend(value for _, value in node.value)
         elif isinstance(node, SequenceNode):
             stack.extend(node.value)
+
+
+_KEEP = re.compile(r"[|>][1-9]?\+\n")
+# A slot: a mapping of the tree and one of its keys, whose entry each copy writes for itself.
+Slot = tuple[MappingNode, str]
+
+
+class Template:
+    """The text ``yamlnodes.serialize`` writes for copies of one tree that differ from it only in
+    some mapping entries (the slots), without serializing the rest again: the tree is serialized
+    once with a marker in each slot, and each copy's text is that text with the marker lines
+    replaced by its own entries, each serialized alone at the slot's column. A block entry's
+    text depends only on the entry and its column, so the result is the copy's serialization;
+    where the layout is not the one this needs (a marker not alone on its line, a key order that
+    depends on the slot's presence), ``fill`` returns None and the caller serializes."""
+
+    __slots__ = ("_columns", "_keys", "_order", "_segments")
+
+    def __init__(self, root: MappingNode, slots: list[Slot]) -> None:
+        self._segments: list[str] | None = None
+        self._columns: list[int] = []  # each marker line's column, in text order
+        self._order: list[int] = []  # the slots in text order
+        self._keys: list[list[str]] = []  # each slot mapping's keys, its own key included, as written
+        saved = [(mapping, list(mapping.value)) for mapping, _ in slots]
+        try:
+            self._prepare(root, slots)
+        finally:
+            for mapping, value in reversed(saved):
+                mapping.value[:] = value
+
+    def _prepare(self, root: MappingNode, slots: list[Slot]) -> None:
+        markers = [f"trainjob-resources-slot-{i}" for i in range(len(slots))]
+        for (mapping, key), marker in zip(slots, markers, strict=True):
+            others = [yn.scalar(k) for k, _ in mapping.value if yn.scalar(k) != key]
+            yn.set_key(mapping, key, yn.str_node(marker))
+            sort_keys(mapping, deep=False)
+            keys = [yn.scalar(k) or "" for k, _ in mapping.value]
+            if [k for k in keys if k != key] != others or not all(isinstance(k, ScalarNode) for k, _ in mapping.value):
+                return  # its order depends on whether the slot's key is there
+            self._keys.append(keys)
+        text = yn.serialize(root)
+        if _KEEP.search(text):
+            return  # a block scalar keeping its empty lines: the writer ends the document after it if it is last
+        found: list[tuple[int, int, int, int]] = []  # (line start, line end, column, slot)
+        for i, ((_, key), marker) in enumerate(zip(slots, markers, strict=True)):
+            at = text.find(marker)
+            if at < 0 or text.find(marker, at + 1) >= 0:
+                return
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            column = len(text[start:at]) - len(key) - 2
+            if end < 0 or column < 0 or text[start:end] != " " * column + f"{key}: {marker}":
+                return
+            found.append((start, end + 1, column, i))
+        found.sort()
+        segments, at = [], 0
+        for start, end, column, slot in found:
+            segments.append(text[at:start])
+            self._columns.append(column)
+            self._order.append(slot)
+            at = end
+        segments.append(text[at:])
+        self._segments = segments
+
+    def fill(self, slots: list[Slot]) -> str | None:
+        """The serialization of a copy whose slot mappings (in the order given to the constructor)
+        are ``slots``: each holds its key or not, the rest of the copy as the tree. None where
+        the copy's keys are not in the order the template was written in."""
+        segments = self._segments
+        if segments is None:
+            return None
+        parts = [segments[0]]
+        for at, i in enumerate(self._order):
+            mapping, key = slots[i]
+            expected = self._keys[i]
+            keys = [yn.scalar(k) for k, _ in mapping.value]
+            value = yn.get(mapping, key)
+            if not keys or keys != (expected if value is not None else [k for k in expected if k != key]):
+                return None  # an empty mapping is written {} on its parent's line
+            if value is not None:
+                entry = _entry(key, value, self._columns[at])
+                if entry is None:
+                    return None
+                parts.append(entry)
+            parts.append(segments[at + 1])
+        return "".join(parts)
+
+
+def _entry(key: str, value: Node, column: int) -> str | None:
+    """``key: value`` as a block mapping's entry at ``column`` (each line indented, empty lines kept
+    empty); None where it ends with a value the writer ends the document after (``...``: a block
+    scalar that keeps its trailing empty lines), which depends on what follows it."""
+    text = yn.serialize(MappingNode(yn.MAP_TAG, [(yn.str_node(key), value)], flow_style=False))
+    if text.endswith("\n...\n"):
+        return None
+    if not column:
+        return text
+    pad = " " * column
+    return "".join(pad + line if line != "\n" else line for line in text.splitlines(keepends=True))

@@ -82,20 +82,50 @@ def test_a_filled_template_is_the_copys_serialization(tree: dict[str, Any], data
     template = written_form.Template(root, slots)
     before = yn.serialize(root)
     assert yn.serialize(root) == before  # the tree is left as it was
-    copy = yn.deep_copy(root)
-    assert isinstance(copy, MappingNode)
-    copied = [(_at(copy, mappings[i][0]), key) for i, (_, key) in zip(chosen, slots, strict=True)]
-    for mapping, key in copied:
-        action = data.draw(st.sampled_from(["keep", "set", "delete"]))
-        if action == "set":
-            yn.set_key(mapping, key, written_form.copy(yn.from_python(data.draw(VALUES))))
-            written_form.sort_keys(mapping, deep=False)
-        elif action == "delete":
-            yn.delete_key(mapping, key)
-    text = template.fill(copied)
-    filled["none" if text is None else "text"] += 1
-    if text is not None:
-        assert text == yn.serialize(copy)
+    for _ in range(3):  # copies of one base, filled by one template: the entries it keeps serve the next
+        copy = yn.deep_copy(root)
+        assert isinstance(copy, MappingNode)
+        copied = [(_at(copy, mappings[i][0]), key) for i, (_, key) in zip(chosen, slots, strict=True)]
+        for mapping, key in copied:
+            action = data.draw(st.sampled_from(["keep", "set", "delete"]))
+            if action == "set":
+                yn.set_key(mapping, key, written_form.copy(yn.from_python(data.draw(VALUES))))
+                written_form.sort_keys(mapping, deep=False)
+            elif action == "delete":
+                yn.delete_key(mapping, key)
+        text = template.fill(copied)
+        filled["none" if text is None else "text"] += 1
+        if text is not None:
+            assert text == yn.serialize(copy)
+
+
+def _styled(root: Node, data: st.DataObject) -> Node:
+    """``root`` with each string scalar in a style drawn (textedit's new entries keep the input's)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, MappingNode):
+            stack += [child for pair in node.value for child in pair]
+        elif isinstance(node, SequenceNode):
+            stack += node.value
+        elif node.tag == yn.STR_TAG:
+            node.style = data.draw(st.sampled_from([None, "'", '"', "|"]))
+    return root
+
+
+@settings(max_examples=300, deadline=None)
+@given(VALUES, VALUES, st.data())
+def test_values_of_one_signature_serialize_alike(first: Any, second: Any, data: st.DataObject) -> None:
+    """yn.signature is what Template and textedit keep entries' texts by: two values with one
+    signature are written alike; a tree holding one node twice (the writer anchors it) has none."""
+    one, two = (_styled(yn.from_python(v), data) for v in (first, second))
+    if data.draw(st.booleans()):
+        two = yn.deep_copy(one)
+        assert yn.signature(one) == yn.signature(two) is not None
+    if yn.signature(one) == yn.signature(two):
+        assert yn.serialize(one) == yn.serialize(two)
+    twice = MappingNode(yn.MAP_TAG, [(yn.str_node("a"), one), (yn.str_node("b"), one)], flow_style=False)
+    assert yn.signature(twice) is None
 
 
 def test_most_generated_templates_are_filled() -> None:

@@ -80,6 +80,7 @@ _Child = tuple[int, int] | None  # (pid, read end of its pipe)
 
 
 def _start(work: TrainJobWork, start: int, stop: int) -> _Child:
+    codec = _codec()  # imported once, before the fork: the child and this process both use it
     try:
         read_end, write_end = os.pipe()
     except OSError:
@@ -96,7 +97,6 @@ def _start(work: TrainJobWork, start: int, stop: int) -> _Child:
             os.close(read_end)
             work.derives = False
             contributions = work.carried(start, work.run(start, stop))
-            codec = _codec()
             data = codec.dumps(contributions, protocol=codec.HIGHEST_PROTOCOL)
             with os.fdopen(write_end, "wb") as pipe:
                 pipe.write(data)

@@ -397,22 +397,15 @@ def _flow_text(node: CollectionNode) -> str:
 
 def _serialized(node: Node, signature: Any = None) -> str:
     if signature is None:
-        signature = _signature(node)
+        signature = yn.signature(node)
+        if signature is None:
+            return yn.serialize(node)
     text = _texts.get(signature)
     if text is None:
         text = yn.serialize(node)
         if len(_texts) < 10_000:
             _texts[signature] = text
     return text
-
-
-def _signature(node: Node) -> Any:
-    if isinstance(node, ScalarNode):
-        return (node.tag, node.value, node.style)
-    assert isinstance(node, CollectionNode)
-    if isinstance(node, MappingNode):
-        return (node.tag, node.flow_style, tuple((_signature(k), _signature(v)) for k, v in node.value))
-    return (node.tag, node.flow_style, tuple(_signature(v) for v in node.value))
 
 
 def _indent(serialized: str, column: int) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -153,10 +153,13 @@ class Template:
     where the layout is not the one this needs (a marker not alone on its line, a key order that
     depends on the slot's presence), ``fill`` returns None and the caller serializes."""
 
-    __slots__ = ("_columns", "_keys", "_order", "_segments")
+    __slots__ = ("_columns", "_entries", "_keys", "_order", "_segments")
 
     def __init__(self, root: MappingNode, slots: list[Slot]) -> None:
         self._segments: list[str] | None = None
+        # Each entry's text by its place in the text and its value's shape: copies repeat the
+        # resources of most containers (shared with the tree, or resized to the same few sizes).
+        self._entries: dict[tuple[int, Hashable], str | None] = {}
         self._columns: list[int] = []  # each marker line's column, in text order
         self._order: list[int] = []  # the slots in text order
         self._keys: list[list[str]] = []  # each slot mapping's keys, its own key included, as written
@@ -217,7 +220,15 @@ class Template:
             if not keys or keys != (expected if value is not None else [k for k in expected if k != key]):
                 return None  # an empty mapping is written {} on its parent's line
             if value is not None:
-                entry = _entry(key, value, self._columns[at])
+                shape = yn.signature(value)
+                if shape is None:
+                    entry = _entry(key, value, self._columns[at])
+                else:
+                    cached = (at, shape)
+                    if cached in self._entries:
+                        entry = self._entries[cached]
+                    else:
+                        entry = self._entries[cached] = _entry(key, value, self._columns[at])
                 if entry is None:
                     return None
                 parts.append(entry)

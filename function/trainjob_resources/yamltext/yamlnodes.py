@@ -9,7 +9,7 @@ rejects duplicate mapping keys, as kustomize's kyaml does.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from typing import Any
 
 import yaml
@@ -973,6 +973,33 @@ def _copy(node: Node, memo: dict[int, Node], keep_marks: bool) -> Node:
         out = SequenceNode(node.tag, entries, start, end, flow_style=node.flow_style)
     memo[id(node)] = out
     return out
+
+
+def signature(node: Node) -> Hashable | None:
+    """What ``serialize`` writes of ``node`` depends on, as a hashable value: each node's class,
+    tag, value or children, and style; None where a node is met twice (the writer anchors it)."""
+    return _signature(node, set())
+
+
+def _signature(node: Node, seen: set[int]) -> Hashable | None:
+    if id(node) in seen:
+        return None
+    seen.add(id(node))
+    if node.__class__ is ScalarNode:
+        return (node.tag, node.value, node.style)
+    if node.__class__ is MappingNode:
+        children = [child for pair in node.value for child in pair]
+    elif node.__class__ is SequenceNode:
+        children = list(node.value)
+    else:
+        return None
+    parts: list[Hashable] = [node.__class__ is MappingNode, node.tag, node.flow_style]
+    for child in children:
+        part = _signature(child, seen)
+        if part is None:
+            return None
+        parts.append(part)
+    return tuple(parts)
 
 
 def serialize(node: Node) -> str:

@@ -157,7 +157,7 @@ class Template:
 
     def __init__(self, root: MappingNode, slots: list[Slot]) -> None:
         self._segments: list[str] | None = None
-        # Each entry's text by its place in the text and its value's shape: copies repeat the
+        # Each entry's text by its place in the text and its value's signature: copies repeat the
         # resources of most containers (shared with the tree, or resized to the same few sizes).
         self._entries: dict[tuple[int, Hashable], str | None] = {}
         self._columns: list[int] = []  # each marker line's column, in text order
@@ -220,11 +220,11 @@ class Template:
             if not keys or keys != (expected if value is not None else [k for k in expected if k != key]):
                 return None  # an empty mapping is written {} on its parent's line
             if value is not None:
-                shape = yn.signature(value)
-                if shape is None:
+                signature = yn.signature(value)
+                if signature is None:
                     entry = _entry(key, value, self._columns[at])
                 else:
-                    cached = (at, shape)
+                    cached = (at, signature)
                     if cached in self._entries:
                         entry = self._entries[cached]
                     else:

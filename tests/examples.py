@@ -348,7 +348,7 @@ def stage_source(example: str, work: Path) -> Path:
     (goldens left out); returns the Application's source folder in it."""
     repo = work / "repo"
     shutil.copytree(EXAMPLES / example, repo / EXAMPLES.name / example, ignore=shutil.ignore_patterns("expected.yaml"))
-    return repo / application(example)["spec"]["source"]["path"]
+    return repo / str(application(example)["spec"]["source"]["path"])
 
 
 def kustomize_provider(kubectl: str, work: Path) -> Path:

@@ -92,7 +92,7 @@ def _kept_label(key: str, value: str | None) -> bool:
 
 
 class Derived(records.Record):
-    __slots__ = ("kind", "name", "namespace", "node", "resized", "template")
+    __slots__ = ("kind", "name", "namespace", "node", "resized", "written_base")
 
     def __init__(
         self,
@@ -101,14 +101,14 @@ class Derived(records.Record):
         name: str,
         node: MappingNode,
         resized: tuple[MappingNode, ...] = (),
-        template: WrittenBase | None = None,
+        written_base: WrittenBase | None = None,
     ) -> None:
         self.kind: Final = kind
         self.namespace: Final = namespace
         self.name: Final = name
         self.node: Final = node
         self.resized: Final = resized  # the containers whose resources ``derive_runtime`` wrote
-        self.template: Final = template  # the base it was copied from, where the caller kept one
+        self.written_base: Final = written_base  # the base it was copied from
 
     def item(self) -> Item:
         """The derived runtime as an item, serialized in the form kustomize writes, so that its text
@@ -120,8 +120,8 @@ class Derived(records.Record):
         for edited in (metadata, *self.resized) if metadata is not None else self.resized:
             written_form.sort_keys(edited)
         item = Item(self.node)
-        if self.template is not None:
-            item.written = self.template.text_of(self.node)
+        if self.written_base is not None:
+            item.written = self.written_base.text_of(self.node)
         return item
 
     @property
@@ -214,21 +214,19 @@ def derive_runtime(
     effective: Mapping[ContainerKey, Effective],
     overrides: Mapping[str, Any],
     base_name: str | None = None,
-    written_base: MappingNode | WrittenBase | None = None,
+    written_base: WrittenBase | None = None,
 ) -> Derived:
     """The derived runtime ``identity`` (kind, namespace or "" for a cluster-scoped one, name):
     ``base`` with ``effective`` folded in, the overrides and the base recorded. ``written_base``
-    is ``written_form.copy(base.node)`` where the caller keeps one (it is copied, not changed)."""
+    is the base in written form where the caller keeps one (shared, never changed)."""
     kind, scope, name = identity
     # Written as kustomize's build writes objects (sorted keys, one quoting): a base read from a
     # plain file, from a kustomization's build or from a ResourceList gives the same text.
-    template = written_base if isinstance(written_base, WrittenBase) else None
     if written_base is None:
-        written_base = written(base)
-    root = written_base.node if isinstance(written_base, WrittenBase) else written_base
+        written_base = WrittenBase(base)
     # Copy-on-write: only the collections on the way to an edit are copied, the rest is shared with
     # the base's tree, which nothing changes.
-    node = _shallow(root)
+    node = _shallow(written_base.node)
     assert isinstance(node, MappingNode)
     owned = {id(node)}
     resized: list[MappingNode] = []
@@ -269,7 +267,7 @@ def derive_runtime(
     yn.set_key(annotations, DERIVED_FROM, yn.str_node(base_ref(base, base_name)))
     yn.set_key(annotations, OVERRIDES, yn.str_node(dump(overrides)))
     yn.set_key(annotations, NAME_SCHEME, yn.str_node(NAME_SCHEME_VERSION))
-    return Derived(kind, scope, name, node, tuple(resized), template)
+    return Derived(kind, scope, name, node, tuple(resized), written_base)
 
 
 def _shallow(node: Node) -> Node:
@@ -320,7 +318,7 @@ def _container_paths(root: MappingNode) -> tuple[_Path, ...]:
     jobs = yn.get_path(root, "spec", *JOB_CHAIN[1:])
     for j, job in enumerate(jobs.value if isinstance(jobs, SequenceNode) else []):
         pod = yn.get_path(job, *POD_CHAIN)
-        for container_list in ("initContainers", "containers"):
+        for container_list in CONTAINER_LISTS:
             entries = yn.get(pod, container_list) if isinstance(pod, MappingNode) else None
             if isinstance(entries, SequenceNode):
                 chain = ("spec", *JOB_CHAIN[1:], j, *POD_CHAIN, container_list)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -82,18 +82,22 @@ def _compare(a: str, b: str) -> int:
 _ORDER = functools.cmp_to_key(_compare)
 
 
-def _letters_only(keys: Iterable[str]) -> bool:
-    """Whether every key is ASCII letters only: go-yaml's order is then Python's string order
-    (letters compare by code point, a prefix goes first), without a comparison in Python."""
-    return all(key.isascii() and key.isalpha() for key in keys)
+def _as_is(key: str) -> str:
+    return key
+
+
+def _order_of(keys: Iterable[str]) -> Callable[[str], Any]:
+    """The sort key that puts ``keys`` in go-yaml v2's order: the key itself (Python's string order)
+    where every key is ASCII letters only, which compare by code point with a prefix first, so no
+    comparison runs in Python."""
+    return _as_is if all(key.isascii() and key.isalpha() for key in keys) else _ORDER
 
 
 def _sorted_value(value: Any) -> Any:
     if type(value) is dict:
         # Through JSON every key is a string (kyaml's MarshalJSON writes a scalar key's text).
         pairs = {k if type(k) is str else yn.serialize(yn.from_python(k)).strip(): v for k, v in value.items()}
-        order = sorted(pairs) if _letters_only(pairs) else sorted(pairs, key=_ORDER)
-        return {k: _sorted_value(pairs[k]) for k in order}
+        return {k: _sorted_value(pairs[k]) for k in sorted(pairs, key=_order_of(pairs))}
     if type(value) is list:
         return [_sorted_value(entry) for entry in value]
     return value
@@ -128,10 +132,9 @@ def sort_keys(root: Node, deep: bool = True) -> None:
         node = stack.pop()
         if isinstance(node, MappingNode):
             keys = [yn.scalar(key) or "" for key, _ in node.value]
-            if _letters_only(keys):
-                node.value.sort(key=lambda pair: yn.scalar(pair[0]) or "")
-            else:
-                node.value.sort(key=lambda pair: _ORDER(yn.scalar(pair[0]) or ""))
+            by = _order_of(keys)
+            order = sorted(range(len(keys)), key=lambda i: by(keys[i]))
+            node.value[:] = [node.value[i] for i in order]
             if not deep:
                 return
             stack.extend(value for _, value in node.value)
@@ -190,7 +193,7 @@ class Template:
                 return
             start = text.rfind("\n", 0, at) + 1
             end = text.find("\n", at)
-            column = len(text[start:at]) - len(key) - 2
+            column = at - start - len(key) - 2
             if end < 0 or column < 0 or text[start:end] != " " * column + f"{key}: {marker}":
                 return
             found.append((start, end + 1, column, i))
@@ -220,20 +223,22 @@ class Template:
             if not keys or keys != (expected if value is not None else [k for k in expected if k != key]):
                 return None  # an empty mapping is written {} on its parent's line
             if value is not None:
-                signature = yn.signature(value)
-                if signature is None:
-                    entry = _entry(key, value, self._columns[at])
-                else:
-                    cached = (at, signature)
-                    if cached in self._entries:
-                        entry = self._entries[cached]
-                    else:
-                        entry = self._entries[cached] = _entry(key, value, self._columns[at])
+                entry = self._entry_at(at, key, value)
                 if entry is None:
                     return None
                 parts.append(entry)
             parts.append(segments[at + 1])
         return "".join(parts)
+
+    def _entry_at(self, at: int, key: str, value: Node) -> str | None:
+        """``_entry`` at the ``at``-th slot in text order, once per value's signature."""
+        signature = yn.signature(value)
+        if signature is None:
+            return _entry(key, value, self._columns[at])
+        cached = (at, signature)
+        if cached not in self._entries:
+            self._entries[cached] = _entry(key, value, self._columns[at])
+        return self._entries[cached]
 
 
 def _entry(key: str, value: Node, column: int) -> str | None:

@@ -12,7 +12,7 @@ A long run with atheris (libFuzzer; coverage-guided), starting from the golden i
 
 A crash leaves ``/tmp/fuzz-crash-*``; replay it with ``.venv/bin/python tests/fuzz/fuzz_reader.py FILE``.
 tests/fuzz/test_fuzz.py runs the same check in CI: hypothesis-driven, and atheris for a few seconds
-when it is installed. docs/hardening.md records what the runs found.
+when it is installed. CHANGELOG.md records what the runs found; each finding is a case in docs/hardening.md or a test.
 """
 
 from __future__ import annotations

@@ -39,14 +39,18 @@ def metadata(
     return out
 
 
-def replicated_job(name: str, pod_spec: Obj | None = None, *, labels: dict[str, str] | None = None) -> Obj:
+def replicated_job(
+    name: str, pod_spec: Obj | None = None, *, labels: dict[str, str] | None = None, **job_spec: Any
+) -> Obj:
     """A JobSet replicated job ``name`` whose pod template's spec is ``pod_spec`` (none: no pod template),
-    its template labelled ``labels`` when given."""
+    its template labelled ``labels`` when given; ``job_spec``: other fields of the Job's spec."""
     template: Obj = {}
     if labels is not None:
         template["metadata"] = {"labels": labels}
     if pod_spec is not None:
-        template["spec"] = {"template": {"spec": pod_spec}}
+        template["spec"] = {**job_spec, "template": {"spec": pod_spec}}
+    elif job_spec:
+        template["spec"] = job_spec
     return {"name": name, "template": template}
 
 

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from tests.cluster.controlplane import TRAINJOB, ControlPlane
+from tests.kit import build
 from tests.support import load_fixture, render
 
 pytestmark = pytest.mark.cluster
@@ -26,12 +27,7 @@ def _dump(*docs: dict[str, Any]) -> str:
 
 
 def _trainjob(name: str, runtime: str, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {"runtimeRef": {"name": runtime}, **spec},
-    }
+    return build.trainjob(name, runtime, namespace=NS, **spec)
 
 
 def _admit(cp: ControlPlane, text: str, tries: int = 100) -> None:

@@ -71,15 +71,17 @@ def trainjob(
     namespace: str | None = None,
     kind: str | None = None,
     labels: dict[str, str] | None = None,
+    **fields: Any,
 ) -> Obj:
     """A TrainJob referring to ``runtime`` (of ``kind`` when given), with ``patches`` as its runtimePatches
-    (none: no runtimePatches field)."""
+    (none: no runtimePatches field) and the other ``fields`` of its spec."""
     ref: Obj = {"name": runtime}
     if kind:
         ref["kind"] = kind
     spec: Obj = {"runtimeRef": ref}
     if patches is not None:
         spec["runtimePatches"] = patches
+    spec.update(fields)
     return {"apiVersion": API_VERSION, "kind": "TrainJob", "metadata": metadata(name, namespace, labels), "spec": spec}
 
 

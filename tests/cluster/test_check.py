@@ -31,7 +31,6 @@ pytestmark = pytest.mark.cluster
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIMES = ROOT / "tests" / "testdata" / "runtimes"
 MUST_EXIST = "must be created before the TrainJob is created"
-TRAINER = "trainer.kubeflow.org/v1alpha1"
 TRACKING = "argocd.argoproj.io/tracking-id"
 
 

@@ -64,15 +64,7 @@ def shapes_runtime(name: str) -> dict[str, Any]:
         "containers": [container("node", "2", "8Gi")],
     }
     node = job("node", "trainer", node_pod, dependsOn=[{"name": "dataset-initializer", "status": "Complete"}])
-    return {
-        "apiVersion": TRAINER,
-        "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": name},
-        "spec": {
-            "mlPolicy": {"numNodes": 3, "torch": {}},
-            "template": {"spec": {"replicatedJobs": [initializer, node]}},
-        },
-    }
+    return build.training_runtime(name, [initializer, node], {"numNodes": 3, "torch": {}})
 
 
 def sized(name: str, namespace: str, runtime: str, queue: str | None) -> dict[str, Any]:

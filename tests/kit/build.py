@@ -22,7 +22,8 @@ Obj = dict[str, Any]
 
 
 def trainer_labels() -> dict[str, str]:
-    """The label that marks a replicated job as the trainer (upstream's constants.AncestorLabelTrainer)."""
+    """The label that marks a replicated job as the trainer (kubeflow/trainer pkg/constants/constants.go:
+    LabelTrainJobAncestor, valued AncestorTrainer)."""
     return {ANCESTOR: "trainer"}
 
 

@@ -131,6 +131,7 @@ def test_values_of_one_signature_serialize_alike(first: Any, second: Any, data: 
     assert yn.signature(twice) is None
 
 
+@pytest.mark.slow  # alone (its generating test being slow) it runs that test itself
 def test_most_generated_templates_are_filled() -> None:
     """The comparison above must not pass by giving up: most slots (those not the first key of a
     sequence's mapping, whose line starts with its dash) are filled."""

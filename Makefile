@@ -58,7 +58,7 @@ test: $(STAMP) kubeconform cluster lint
 
 # PYTHONDONTWRITEBYTECODE emptied: compiled modules (and pytest's rewritten tests) are kept between runs.
 ## The fast loop: the tests that need no control plane, kubectl, kpt or container engine and are not
-## marked slow (about 45 s of CPU: under a minute on two free cores). No lint: `make lint` is that.
+## marked slow (under a minute of CPU on two quiet cores; CONTRIBUTING.md). No lint: `make lint` is that.
 ## Passes ARGS on to pytest (`make unit ARGS="--lf -x"`, `make unit ARGS=tests/test_quantity.py`).
 unit: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m "$(UNIT_MARKERS)" $(ARGS)

@@ -9,6 +9,9 @@ STAMP := $(VENV)/.installed-test
 
 # The tests that drive a real program or take long carry a marker (pyproject.toml's markers,
 # tests/conftest.py): `make unit` leaves out every one of them.
+# The tests that compare a golden file (tests/kit/golden.py's assert_golden): `make goldens` runs them.
+GOLDEN_TESTS := tests/test_goldens.py tests/test_explain.py tests/test_render_goldens.py tests/test_examples.py \
+  tests/test_render_options.py
 UNIT_MARKERS := not cluster and not kubectl and not kpt and not image and not slow and not yamloracle
 
 .DEFAULT_GOAL := help
@@ -55,7 +58,7 @@ test: $(STAMP) kubeconform cluster lint
 
 # PYTHONDONTWRITEBYTECODE emptied: compiled modules (and pytest's rewritten tests) are kept between runs.
 ## The fast loop: the tests that need no control plane, kubectl, kpt or container engine and are not
-## marked slow (about 45 s of CPU: under a minute on two free cores). No lint: `make lint` is that.
+## marked slow (under a minute of CPU on two quiet cores; CONTRIBUTING.md). No lint: `make lint` is that.
 ## Passes ARGS on to pytest (`make unit ARGS="--lf -x"`, `make unit ARGS=tests/test_quantity.py`).
 unit: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m "$(UNIT_MARKERS)" $(ARGS)
@@ -66,12 +69,10 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check function tests bench
 	$(BIN)/mypy --strict function
 
-## Regenerate every golden file from the current code (function, explain, examples); review the diff.
+## Rewrite every golden file from the current code (function, explain, render, examples): the tests that
+## own one, with the golden checker's update switch (tests/kit/golden.py); review the diff.
 goldens: $(STAMP)
-	$(BIN)/python -m tests.goldens
-	$(BIN)/python -m tests.test_explain
-	$(BIN)/python -m tests.test_render_goldens
-	$(BIN)/python -m tests.examples
+	$(BIN)/python -m pytest --update-goldens -p no:cacheprovider -m "not cluster and not image" $(GOLDEN_TESTS)
 
 ## Run the benchmark (bench/run.py, a minute or two) and compare with its targets.
 bench: $(STAMP)

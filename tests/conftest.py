@@ -13,6 +13,9 @@ import pytest
 from tests.cluster.controlplane import DEFAULT_TRAINER, ControlPlane, Unavailable, require_paths
 from tests.engine import Engine, find_engine
 
+# The test kit's plugins (tests/kit): the CPU budget of a test, the goldens' update switch.
+pytest_plugins = ("tests.kit.cpu_budget", "tests.kit.golden")
+
 Planes = Callable[[str], ControlPlane]
 KPT_FALLBACK = Path("/usr/lib/google-cloud-sdk/bin/kpt")
 # A test that asks for a real tool's fixture carries that tool's marker (pyproject's markers), so that

@@ -1,7 +1,5 @@
-"""The integration examples in kustomization-examples/: how CI builds each one with the real tool,
-and the one command that regenerates their goldens:
-
-    .venv/bin/python -m tests.examples     # rewrites kustomization-examples/*/expected.yaml
+"""The integration examples in kustomization-examples/: how CI builds each one with the real tool
+(tests/test_examples.py compares each build with its ``expected.yaml``; ``make goldens`` rewrites them).
 
 kubectl's built-in kustomize cannot run exec KRM functions: it has no ``--enable-exec`` and skips
 them without a word. So the exec examples are built the way kustomize builds the container
@@ -44,7 +42,6 @@ KPT_PACKAGE = EXAMPLES / "kpt" / "package"
 KPT_IMAGE_PACKAGE = EXAMPLES / "kpt-image" / "package"
 CMP = EXAMPLES / "argocd-cmp"  # the plugin (plugin.yaml, sidecar.yaml) and a folder of plain manifests
 CMP_EXAMPLES = ("argocd-cmp", "argocd-cmp-kustomize")  # its Applications: plain manifests, an overlay
-HELM_EXAMPLE = EXAMPLES / "helm-post-renderer"
 KUSTOMIZE_STAND_IN = ROOT / "tests" / "kustomize-stand-in" / "kustomize"
 
 _EXEC_STANZA = re.compile(r"exec:\n(\s+)path: \S+")
@@ -391,71 +388,3 @@ def cmp_generate(work: Path, example: str = CMP.name, kubectl: str | None = None
         if done.returncode != 0:
             raise AssertionError(f"plugin {stage} failed ({done.returncode}):\n{done.stderr}")
     return done.stdout
-
-
-def regenerate(kubectl: str, kpt: str) -> list[Path]:
-    import tempfile
-
-    written: list[Path] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        for index, example in enumerate(KUSTOMIZE_BUILDS):
-            target = EXAMPLES / example / "expected.yaml"
-            target.write_text(kubectl_build(kubectl, example, work / str(index)))
-            written.append(target)
-        for index, (example, build) in enumerate(overlay_builds()):
-            target = expected_path(example, build)
-            target.write_text(kubectl_build(kubectl, example, work / f"overlay-{index}", build=build))
-            written.append(target)
-        target = EXAMPLES / "kpt" / "expected.yaml"
-        target.write_text(kpt_unwrapped(kpt, work / "kpt"))
-        written.append(target)
-        image_target = EXAMPLES / "kpt-image" / "expected.yaml"
-        image_target.write_text(kpt_image_expected(target.read_text()))
-        written.append(image_target)
-        for example in CMP_EXAMPLES:
-            target = EXAMPLES / example / "expected.yaml"
-            target.write_text(cmp_generate(work / example, example, kubectl))
-            written.append(target)
-        target = HELM_EXAMPLE / "expected.yaml"
-        target.write_text(helm_post_rendered(work))
-        written.append(target)
-    return written
-
-
-def helm_post_rendered(home: Path) -> str:
-    """The Helm example's golden: its post-renderer, as the README runs it, on the chart's output
-    as rendered into input.yaml (the tests render the chart with the real Helm and compare)."""
-    done = subprocess.run(
-        ["./post-render.sh"],
-        cwd=HELM_EXAMPLE,
-        input=(HELM_EXAMPLE / "input.yaml").read_text(),
-        capture_output=True,
-        text=True,
-        env={"PATH": f"{VENV_BIN}{os.pathsep}/usr/bin:/bin", "HOME": str(home)},
-        check=False,
-    )
-    assert (done.returncode, done.stderr) == (0, ""), f"post-render.sh: {done.stderr}"
-    return done.stdout
-
-
-def main() -> int:
-    kubectl = shutil.which("kubectl")
-    kpt = shutil.which("kpt") or (
-        "/usr/lib/google-cloud-sdk/bin/kpt" if Path("/usr/lib/google-cloud-sdk/bin/kpt").exists() else None
-    )
-    if kubectl is None or kpt is None:
-        sys.stderr.write("regenerating the examples needs kubectl and kpt on PATH\n")
-        return 1
-    try:
-        written = regenerate(kubectl, kpt)
-    except AssertionError as err:
-        sys.stderr.write(f"{err}\n")
-        return 1
-    for path in written:
-        sys.stderr.write(f"wrote {path.relative_to(ROOT)}\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,15 +1,14 @@
-"""Golden cases in the kyaml framework's layout, and the one command that regenerates them.
+"""Golden cases in the kyaml framework's layout (tests/test_goldens.py checks them).
 
 ``tests/testdata/success/<case>/input.yaml`` -> ``expected.yaml`` (the whole output ResourceList, exit 0);
 ``tests/testdata/error/<case>/input.yaml`` -> ``results.yaml`` (the results, exit 1) and ``stderr.txt``
 (the lines kustomize shows: what users read).
-Regenerate with ``make goldens`` and review the diff.
+``make goldens`` rewrites them (tests/kit/golden.py); review the diff.
 """
 
 from __future__ import annotations
 
 import io
-import sys
 from pathlib import Path
 
 import yaml
@@ -34,17 +33,6 @@ def results_of(output: bytes) -> list[object]:
     return list(yaml.safe_load(output).get("results") or [])
 
 
-def regenerate() -> None:
-    for case in cases("success"):
-        _, out, _ = run_function((case / "input.yaml").read_bytes())
-        (case / "expected.yaml").write_bytes(out)
-    for case in cases("error"):
-        _, out, err = run_function((case / "input.yaml").read_bytes())
-        text = yaml.safe_dump(results_of(out), sort_keys=False, allow_unicode=True, width=1 << 30)
-        (case / "results.yaml").write_text(text)
-        (case / "stderr.txt").write_text(err)
-    print(f"regenerated {len(cases('success'))} success and {len(cases('error'))} error goldens", file=sys.stderr)
-
-
-if __name__ == "__main__":
-    regenerate()
+def results_text(output: bytes) -> str:
+    """The results of an output ResourceList as ``results.yaml`` holds them."""
+    return yaml.safe_dump(results_of(output), sort_keys=False, allow_unicode=True, width=1 << 30)

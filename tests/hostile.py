@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from tests.kit import build
+
 HEADER = b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
 MiB = 1024 * 1024
 EXECUTABLE = Path(sys.executable).parent / "trainjob-resources"
@@ -62,21 +64,8 @@ CONFIG_MAP = """\
 def trainjob_value(name: str = "tj", memory: Any = "64Gi") -> dict[str, Any]:
     """A TrainJob that sizes the runtime's ``loader`` sidecar."""
     container = {"name": "loader", "resources": {"limits": {"memory": memory}, "requests": {"memory": memory}}}
-    pod = {"template": {"spec": {"template": {"spec": {"initContainers": [container]}}}}}
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": "team-a"},
-        "spec": {
-            "runtimeRef": {"name": "torch"},
-            "runtimePatches": [
-                {
-                    "manager": "user.example.com/tuner",
-                    "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [{"name": "node", **pod}]}}},
-                }
-            ],
-        },
-    }
+    patch = build.container_patch("node", "initContainers", container, manager="user.example.com/tuner")
+    return build.trainjob(name, "torch", [patch], namespace="team-a")
 
 
 def trainjob_yaml(value: dict[str, Any]) -> str:

@@ -29,6 +29,7 @@ from tests.cluster.controlplane import ControlPlane
 from tests.cluster.lifecycle import Prediction, differences, jobset_containers
 from tests.examples import CMP, EXAMPLES, KPT_PACKAGE, VENV_BIN, argocd_env, documents
 from tests.goldens import cases
+from tests.kit import build
 
 pytestmark = pytest.mark.cluster
 
@@ -260,23 +261,10 @@ def test_example_on_the_control_plane(control_plane: ControlPlane, example: str)
         source = json.loads(json.dumps(obj))
         patches: dict[str, dict[str, Any]] = {}
         for entry in written:
-            patch = patches.setdefault(
-                entry["manager"],
-                {"manager": entry["manager"], "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": []}}}},
-            )
+            patch = patches.setdefault(entry["manager"], build.runtime_patch(manager=entry["manager"]))
             jobs = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
-            jobs.append(
-                {
-                    "name": entry["replicatedJob"],
-                    "template": {
-                        "spec": {
-                            "template": {
-                                "spec": {entry["list"]: [{"name": entry["container"], "resources": entry["resources"]}]}
-                            }
-                        }
-                    },
-                }
-            )
+            container = {"name": entry["container"], "resources": entry["resources"]}
+            jobs.append(build.replicated_job(entry["replicatedJob"], {entry["list"]: [container]}))
         source["spec"]["runtimePatches"] = list(patches.values())
         sources.append(source)
     assert sources, f"{example}: no TrainJob in its golden"

@@ -1,7 +1,7 @@
 """``trainjob-resources explain``: pods, effective resources and their sources, totals; goldens per format.
 
-Regenerate the goldens of ``tests/testdata/explain/<case>/`` with ``python -m tests.test_explain``
-and review the diff.
+``make goldens`` rewrites the goldens of ``tests/testdata/explain/<case>/`` (tests/kit/golden.py); review
+the diff.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from trainjob_resources.cli import explain as explain_cli
 from trainjob_resources.krm.resource_list import Item, ResourceList
 from trainjob_resources.kube.quantity import parse_quantity
 from trainjob_resources.yamltext.yamlnodes import from_python
+
+from tests.kit.golden import assert_golden
 
 EXPLAIN = Path(__file__).parent / "testdata" / "explain"
 CASES = sorted(p for p in EXPLAIN.iterdir() if (p / "input.yaml").is_file())
@@ -77,20 +79,7 @@ def test_golden(
 ) -> None:
     code, out, err = run(case_args(case, output_format), capsys, monkeypatch)
     assert (code, err) == (0, "")
-    assert out == (case / GOLDENS[output_format]).read_text()
-
-
-def regenerate() -> None:
-    for case in CASES:
-        for output_format, name in GOLDENS.items():
-            text = case_args(case, output_format)
-            options = explain_cli._parser().parse_args(text)
-            resource_list, platform = explain_cli._load(options)
-            explained = explain_cli.explain_resource_list(resource_list, output_format, platform)
-            if explained.failed or explained.messages:
-                raise SystemExit(f"{case.name}: {explained.messages}")
-            (case / name).write_text(explained.output)
-    print(f"regenerated the goldens of {len(CASES)} explain cases", file=sys.stderr)
+    assert_golden(case / GOLDENS[output_format], out)
 
 
 def _config(args: list[str]) -> str | None:
@@ -311,7 +300,3 @@ def test_stdin_and_no_trainjobs(capsys: pytest.CaptureFixture[str], monkeypatch:
     assert (code, out, err) == (0, "No TrainJobs.\n", "")
     code, out, _ = run(["-", "--format", "json"], capsys, monkeypatch, stdin=DATA_LOADER.read_text())
     assert (code, len(json.loads(out)["trainJobs"])) == (0, 1)
-
-
-if __name__ == "__main__":
-    regenerate()

@@ -206,6 +206,7 @@ def views_of(text: str) -> explain_cli.Views:
     return explain_cli.explain_views(ResourceList(items=[Item(from_python(d)) for d in documents]))
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(name=HOSTILE)
 def test_a_trainjobs_name_adds_no_markup_to_the_report(name: str) -> None:

@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from trainjob_resources.values.text import code_span, markdown_text
@@ -73,6 +74,7 @@ def named(name: str, typo: bool) -> list[dict[str, Any]]:
     return documents
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(name=HOSTILE, typo=st.booleans())
 def test_a_trainjobs_name_adds_no_markup_to_the_markdown(name: str, typo: bool) -> None:
@@ -85,6 +87,7 @@ def test_a_trainjobs_name_adds_no_markup_to_the_markdown(name: str, typo: bool) 
     assert hostile.count("\n") == plain.count("\n")
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(name=HOSTILE, typo=st.booleans())
 def test_a_trainjobs_name_adds_no_line_or_control_character_to_the_table(name: str, typo: bool) -> None:

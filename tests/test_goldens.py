@@ -7,14 +7,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.goldens import cases, results_of, run_function
+from tests.goldens import cases, results_text, run_function
+from tests.kit.golden import assert_golden
 
 
 @pytest.mark.parametrize("case", cases("success"), ids=lambda p: p.name)
 def test_success_case(case: Path) -> None:
     code, out, err = run_function((case / "input.yaml").read_bytes())
     assert code == 0, err
-    assert out.decode() == (case / "expected.yaml").read_text()
+    assert_golden(case / "expected.yaml", out.decode())
 
 
 @pytest.mark.parametrize("case", cases("success"), ids=lambda p: p.name)
@@ -33,9 +34,9 @@ def test_error_case(case: Path) -> None:
     code, out, err = run_function(data)
     assert code == 1
     assert "Traceback" not in err
+    assert_golden(case / "results.yaml", results_text(out))
+    assert_golden(case / "stderr.txt", err)
     expected = yaml.safe_load((case / "results.yaml").read_text())
-    assert results_of(out) == expected
-    assert err == (case / "stderr.txt").read_text()
     assert any(r["severity"] == "error" for r in expected)
     items_in = yaml.safe_load(data).get("items") or []
     items_out = yaml.safe_load(out).get("items") or []

@@ -20,6 +20,7 @@ from trainjob_resources.krm import resource_list as krm
 from trainjob_resources.trainer.effective import ContainerKey, Effective
 
 from tests.hostile import RUNTIME, bundle, load, trainjob_value, trainjob_yaml
+from tests.kit import build
 from tests.test_properties import bundles
 
 R = TypeVar("R")
@@ -84,11 +85,8 @@ def with_manager(value: dict[str, Any], manager: str) -> dict[str, Any]:
 def moved_down(value: dict[str, Any]) -> dict[str, Any]:
     """The same patch, second in the list after one that only sets a node selector."""
     out = copy.deepcopy(value)
-    selector = {"template": {"spec": {"template": {"spec": {"nodeSelector": {"pool": "a"}}}}}}
-    first = {
-        "manager": "platform.example.com/placer",
-        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [{"name": "node", **selector}]}}},
-    }
+    selector = build.replicated_job("node", {"nodeSelector": {"pool": "a"}})
+    first = build.runtime_patch(selector, manager="platform.example.com/placer")
     out["spec"]["runtimePatches"].insert(0, first)
     return out
 
@@ -258,32 +256,13 @@ TWO_JOBS = """\
 def _sized(name: str, jobs: dict[str, list[str]]) -> dict[str, Any]:
     """A TrainJob that sizes, in each replicated job of ``jobs``, the named containers to 4Gi."""
     replicated = [
-        {
-            "name": job,
-            "template": {
-                "spec": {
-                    "template": {
-                        "spec": {"containers": [{"name": c, "resources": {"limits": {"memory": "4Gi"}}} for c in names]}
-                    }
-                }
-            },
-        }
+        build.replicated_job(
+            job, {"containers": [{"name": c, "resources": {"limits": {"memory": "4Gi"}}} for c in names]}
+        )
         for job, names in jobs.items()
     ]
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": "team-a"},
-        "spec": {
-            "runtimeRef": {"name": "two-jobs"},
-            "runtimePatches": [
-                {
-                    "manager": "user.example.com/tuner",
-                    "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": replicated}}},
-                }
-            ],
-        },
-    }
+    patch = build.runtime_patch(*replicated, manager="user.example.com/tuner")
+    return build.trainjob(name, "two-jobs", [patch], namespace="team-a")
 
 
 def test_a_clean_case_is_not_reused_for_containers_of_other_jobs() -> None:

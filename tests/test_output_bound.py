@@ -52,6 +52,7 @@ def test_the_bound_is_the_input_limit() -> None:
     assert materialize.MAX_DERIVED_BYTES == MAX_INPUT_BYTES == 64 * MiB
 
 
+@pytest.mark.slow
 def test_one_large_runtime_and_400_distinct_overrides_are_refused_within_bounded_memory() -> None:
     """The issue's case, as the installed command under hard limits (2 GiB of address space)."""
     runtime = padded_runtime(768 * 1024)
@@ -75,6 +76,7 @@ def test_one_large_runtime_and_400_distinct_overrides_are_refused_within_bounded
     assert returned[first["resourceRef"]["name"]]["spec"]["runtimeRef"] == {"name": "torch"}, "as written"
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     size=st.integers(min_value=1500, max_value=6000),

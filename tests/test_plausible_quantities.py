@@ -71,11 +71,8 @@ def test_a_plausible_quantity_is_not_reported(name: str, raw: Any) -> None:
 
 
 def _job(resources: dict[str, Any], runtime: str = "rt") -> dict[str, Any]:
-    out = trainjob(
-        "tj", runtime, [container_patch("node", "initContainers", {"name": "data-loader", "resources": resources})]
-    )
-    out["spec"]["trainer"] = {"resourcesPerNode": {"limits": {"memory": "512"}}}
-    return out
+    patch = container_patch("node", "initContainers", {"name": "data-loader", "resources": resources})
+    return trainjob("tj", runtime, [patch], trainer={"resourcesPerNode": {"limits": {"memory": "512"}}})
 
 
 def test_warnings_at_the_field_and_the_trainjob_renders() -> None:

@@ -46,15 +46,12 @@ def job(
 ) -> dict[str, Any]:
     """A TrainJob that sizes the data-loader sidecar (64Gi unless told) and the trainer (resourcesPerNode)."""
     sidecar = {"limits": {"memory": "64Gi"}, "requests": {"memory": "64Gi"}} if resources is None else resources
-    out = trainjob(
-        "tj", "rt", [container_patch("node", "initContainers", {"name": "data-loader", "resources": sidecar})]
-    )
-    out["metadata"]["namespace"] = namespace
-    out["spec"]["trainer"] = {
+    patch = container_patch("node", "initContainers", {"name": "data-loader", "resources": sidecar})
+    trainer = {
         "numNodes": num_nodes,
         "resourcesPerNode": per_node or {"limits": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "4"}},
     }
-    return out
+    return trainjob("tj", "rt", [patch], namespace=namespace, trainer=trainer)
 
 
 def limit_range(*items: dict[str, Any], name: str = "caps", namespace: str = "team-a") -> dict[str, Any]:

@@ -30,6 +30,7 @@ from trainjob_resources.yamltext import yamlnodes as yn
 
 from tests.goldens import run_function
 from tests.hostile import CONFIG_MAP, HEADER, RUNTIME, assert_sane, bundle, load, trainjob_value, trainjob_yaml
+from tests.kit import build
 from tests.support import GoSafeDumper, kubectl_patch, trainer_runtime
 
 settings.register_profile(
@@ -175,12 +176,8 @@ def trainjobs(draw: st.DrawFn, name: str, failing: bool = False) -> dict[str, An
             {"name": n, "resources": draw(sidecar_resources(big=True))}
             for n in draw(st.lists(st.sampled_from(SIDECARS), min_size=1, max_size=3, unique=True))
         ]
-        pod = {"template": {"spec": {"template": {"spec": {"initContainers": containers}}}}}
-        patch: dict[str, Any] = {
-            "manager": f"team{m}.example.com/tuner",
-            "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [{"name": "node", **pod}]}}},
-        }
-        patches.append(patch)
+        node = build.replicated_job("node", {"initContainers": containers})
+        patches.append(build.runtime_patch(node, manager=f"team{m}.example.com/tuner"))
     if failing:
         bad = draw(st.sampled_from(["unknown container", "negative", "bad quantity", "unknown field"]))
         container: dict[str, Any] = {"name": "loader", "resources": {"limits": {"memory": "-1Gi"}}}
@@ -190,18 +187,9 @@ def trainjobs(draw: st.DrawFn, name: str, failing: bool = False) -> dict[str, An
             container["resources"] = {"limits": {"memory": "64 GiB"}}
         elif bad == "unknown field":
             container["resourcez"] = {}
-        pod = {"template": {"spec": {"template": {"spec": {"initContainers": [container]}}}}}
-        patches.append(
-            {
-                "manager": "broken.example.com/tuner",
-                "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [{"name": "node", **pod}]}}},
-            }
-        )
-    metadata: dict[str, Any] = {"name": name, "namespace": draw(st.sampled_from(["team-a", "team-b"]))}
-    spec: dict[str, Any] = {"runtimeRef": {"name": "torch"}}
-    if patches:
-        spec["runtimePatches"] = patches
-    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": metadata, "spec": spec}
+        patches.append(build.container_patch("node", "initContainers", container, manager="broken.example.com/tuner"))
+    namespace = draw(st.sampled_from(["team-a", "team-b"]))
+    return build.trainjob(name, "torch", patches or None, namespace=namespace)
 
 
 SCALARS = st.one_of(

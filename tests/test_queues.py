@@ -13,7 +13,8 @@ from trainjob_resources.krm.resource_list import Item
 from trainjob_resources.live.queues import KueueObjects, exceeded
 from trainjob_resources.yamltext import yamlnodes as yn
 
-TRAINER = "trainer.kubeflow.org/v1alpha1"
+from tests.kit import build
+
 KUEUE = "kueue.x-k8s.io/v1beta2"
 
 
@@ -22,19 +23,12 @@ def runtime(pod_extra: dict[str, Any] | None = None, gpu: bool = False) -> dict[
     limits = {"nvidia.com/gpu": "1"} if gpu else {}
     container = {"name": "node", "image": "pytorch", "resources": {"requests": requests, "limits": limits}}
     pod = {"containers": [container], **(pod_extra or {})}
-    labels = {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
-    job = {"name": "node", "template": {"metadata": {"labels": labels}, "spec": {"template": {"spec": pod}}}}
-    return {
-        "apiVersion": TRAINER,
-        "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": "rt"},
-        "spec": {"mlPolicy": {"numNodes": 2, "torch": {}}, "template": {"spec": {"replicatedJobs": [job]}}},
-    }
+    job = build.replicated_job("node", pod, labels=build.trainer_labels())
+    return build.training_runtime("rt", [job], {"numNodes": 2, "torch": {}})
 
 
 def trainjob(name: str, queue: str = "lq") -> dict[str, Any]:
-    metadata = {"name": name, "namespace": "team", "labels": {"kueue.x-k8s.io/queue-name": queue}}
-    return {"apiVersion": TRAINER, "kind": "TrainJob", "metadata": metadata, "spec": {"runtimeRef": {"name": "rt"}}}
+    return build.trainjob(name, "rt", namespace="team", labels={"kueue.x-k8s.io/queue-name": queue})
 
 
 def views(*docs: dict[str, Any]) -> dict[str, TrainJobPods]:

@@ -1,7 +1,7 @@
 """Goldens of ``trainjob-resources render`` as users run it: ``tests/testdata/render/<case>/``
 holds ``repo/`` (the folder it runs in), ``args`` (the command line), optionally ``env``
 (``NAME=value`` lines), and the outcome: ``exit``, ``stdout`` and ``stderr``, the exact text users
-read. Regenerate with ``python -m tests.test_render_goldens`` (or ``make goldens``) and review the diff.
+read. ``make goldens`` rewrites them (tests/kit/golden.py); review the diff.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from trainjob_resources.cli import explain as explain_cli
 from trainjob_resources.cli import render as render_cli
+
+from tests.kit.golden import assert_golden
 
 RENDER = Path(__file__).parent / "testdata" / "render"
 CASES = sorted(p for p in RENDER.iterdir() if (p / "args").is_file())
@@ -63,9 +65,9 @@ def _skip_without_kubectl(case: Path) -> None:
 def test_render_golden(case: Path) -> None:
     _skip_without_kubectl(case)
     code, stdout, stderr = outcome(case)
-    assert code == (case / "exit").read_text()
-    assert stderr == (case / "stderr").read_text()
-    assert stdout == (case / "stdout").read_text()
+    assert_golden(case / "exit", code)
+    assert_golden(case / "stderr", stderr)
+    assert_golden(case / "stdout", stdout)
 
 
 def test_the_goldens_cover_what_issue_13_asks() -> None:
@@ -83,16 +85,3 @@ def test_the_goldens_cover_what_issue_13_asks() -> None:
     assert "TrainJobResources" not in (RENDER / "config-among-inputs" / "stdout").read_text()
     local = (RENDER / "local-config-runtime-in-kustomization" / "stdout").read_text()
     assert "kind: ClusterTrainingRuntime" not in local and "derived-from: ClusterTrainingRuntime/" in local
-
-
-def regenerate() -> None:
-    for case in CASES:
-        code, stdout, stderr = outcome(case)
-        (case / "exit").write_text(code)
-        (case / "stdout").write_text(stdout)
-        (case / "stderr").write_text(stderr)
-    print(f"regenerated {len(CASES)} render goldens", file=sys.stderr)
-
-
-if __name__ == "__main__":
-    regenerate()

@@ -765,6 +765,7 @@ def test_the_platform_pins_an_option(
     )
 
 
+@pytest.mark.slow
 def test_a_local_config_copy_never_stands_in_for_a_platform_runtime(repo: Path, tmp_path: Path) -> None:
     """A copy of a runtime --runtimes supplies is matched by the cluster's identity (an overlay's
     ``namespace:`` reaches the cluster-scoped copy too) and compared: the same runtime is the

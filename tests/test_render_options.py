@@ -22,6 +22,7 @@ from trainjob_resources.repo import sources
 from trainjob_resources.yamltext import yamlnodes
 
 from tests.examples import EXAMPLES, VENV_BIN, documents
+from tests.kit.golden import assert_golden
 
 DATA_LOADER = EXAMPLES / "exec-data-loader"
 RUNTIME = (DATA_LOADER / "runtime.yaml").read_text()
@@ -325,7 +326,7 @@ def test_the_helm_post_renderer_example(tmp_path: Path) -> None:
         check=False,
     )
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == (HELM / "expected.yaml").read_text()
+    assert_golden(HELM / "expected.yaml", done.stdout)
     objects: list[dict[str, Any]] = documents(done.stdout)
     assert [o["kind"] for o in objects] == ["ClusterTrainingRuntime", "TrainingRuntime", "TrainJob"]
     assert yaml.safe_load((HELM / "input.yaml").read_text().split("---\n")[1])["kind"] == "ClusterTrainingRuntime"

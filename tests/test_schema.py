@@ -24,6 +24,7 @@ from trainjob_resources.checks.config import ConfigError, parse_config
 from trainjob_resources.trainer.models import parse_trainjob
 
 from tests.crd_schema import problems as upstream_problems
+from tests.kit import build
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTDATA = ROOT / "tests" / "testdata"
@@ -121,19 +122,7 @@ def test_resources_in_a_container_patch_fit_where_upstreams_crd_has_none(trainjo
 
 def _patched(resources: Any, **container: Any) -> dict[str, Any]:
     entry = {"name": "data-loader", "resources": resources, **container}
-    pod = {"initContainers": [entry]}
-    job = {"name": "node", "template": {"spec": {"template": {"spec": pod}}}}
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": "tj"},
-        "spec": {
-            "runtimeRef": {"name": "rt"},
-            "runtimePatches": [
-                {"manager": "me", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [job]}}}}
-            ],
-        },
-    }
+    return build.trainjob("tj", "rt", [build.container_patch("node", "initContainers", entry, manager="me")])
 
 
 PATCH = "spec.runtimePatches.0.trainingRuntimeSpec.template.spec.replicatedJobs.0.template.spec.template.spec"

@@ -20,6 +20,7 @@ from trainjob_resources.cli import explain as explain_cli
 from trainjob_resources.cli import render as render_cli
 
 from tests.examples import EXAMPLES, documents, write_docker_shim
+from tests.kit import build
 from tests.support import Rendered, container_of, render
 
 LOCAL = "config.kubernetes.io/local-config"
@@ -47,40 +48,16 @@ def runtime(
         init.append(
             {"name": "metrics", "image": "m:1", "restartPolicy": "Always", "resources": {"requests": {"cpu": "100m"}}}
         )
-    job = {
-        "name": "node",
-        "template": {
-            "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-            "spec": {
-                "template": {"spec": {"initContainers": init, "containers": [{"name": "node", "image": "torch"}]}}
-            },
-        },
-    }
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": name, "labels": {"trainer.kubeflow.org/framework": "torch", **(labels or {})}},
-        "spec": {"mlPolicy": {"numNodes": 1, "torch": {}}, "template": {"spec": {"replicatedJobs": [job]}}},
-    }
+    pod = {"initContainers": init, "containers": [{"name": "node", "image": "torch"}]}
+    job = build.replicated_job("node", pod, labels=build.trainer_labels())
+    framework = {"trainer.kubeflow.org/framework": "torch", **(labels or {})}
+    return build.training_runtime(name, [job], {"numNodes": 1, "torch": {}}, labels=framework)
 
 
 def trainjob(memory: str = "16Gi", ref: str = "torch-streaming", name: str = "nlp") -> dict[str, Any]:
     loader = {"name": "data-loader", "resources": {"limits": {"memory": memory}, "requests": {"memory": memory}}}
-    pod = {"initContainers": [loader]}
-    patch = {
-        "manager": "team.example.com/sizing",
-        "trainingRuntimeSpec": {
-            "template": {
-                "spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": pod}}}}]}
-            }
-        },
-    }
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": "team-a"},
-        "spec": {"runtimeRef": {"name": ref}, "runtimePatches": [patch]},
-    }
+    patch = build.container_patch("node", "initContainers", loader, manager="team.example.com/sizing")
+    return build.trainjob(name, ref, [patch], namespace="team-a")
 
 
 def local(obj: dict[str, Any]) -> dict[str, Any]:

@@ -307,6 +307,7 @@ DATA = [
 ]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(value=st.sampled_from(DATA), how=st.sampled_from(["file", "inline", "json6902", "resource"]))
 def test_a_configmap_value_holding_the_local_config_text_survives_byte_for_byte(

@@ -19,6 +19,7 @@ from trainjob_resources.trainer.sites import container_sites
 from trainjob_resources.trainer.topology import smp_order, topology
 from trainjob_resources.yamltext.yamlnodes import from_python
 
+from tests.kit import build
 from tests.support import kubectl_patch, load_fixture, render
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
@@ -45,22 +46,11 @@ def rjob(
     pod: dict[str, Any] = {"containers": containers}
     if init:
         pod["initContainers"] = init
-    template: dict[str, Any] = {"spec": {**job_spec, "template": {"spec": pod}}}
-    if labels is not None:
-        template["metadata"] = {"labels": labels}
-    return {"name": name, "template": template}
+    return build.replicated_job(name, pod, labels=labels, **job_spec)
 
 
 def runtime(jobs: list[dict[str, Any]], ml_policy: dict[str, Any] | None, name: str = "rt") -> dict[str, Any]:
-    spec: dict[str, Any] = {"template": {"spec": {"replicatedJobs": jobs}}}
-    if ml_policy is not None:
-        spec["mlPolicy"] = ml_policy
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    return build.training_runtime(name, jobs, ml_policy)
 
 
 def deepspeed(labelled: bool = True, launcher_as_node: bool = True) -> dict[str, Any]:
@@ -101,26 +91,16 @@ def torch_runtime(ml_policy: dict[str, Any] | None = None, labels: dict[str, str
 def patch(
     job: str, manager: str = "user.example.com/me", labels: dict[str, str] | None = None, **lists: Any
 ) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": job, "template": {}}
-    if labels is not None:
-        entry["template"]["metadata"] = {"labels": labels}
-    if lists:
-        entry["template"]["spec"] = {"template": {"spec": lists}}
-    return {"manager": manager, "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [entry]}}}}
+    return build.runtime_patch(build.replicated_job(job, lists or None, labels=labels), manager=manager)
 
 
 def trainjob(
     patches: list[dict[str, Any]], trainer: dict[str, Any] | None = None, runtime_name: str = "rt"
 ) -> dict[str, Any]:
-    spec: dict[str, Any] = {"runtimeRef": {"name": runtime_name}, "runtimePatches": patches}
+    out = build.trainjob("tj", runtime_name, patches, namespace="team-a")
     if trainer is not None:
-        spec["trainer"] = trainer
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": "tj", "namespace": "team-a"},
-        "spec": spec,
-    }
+        out["spec"]["trainer"] = trainer
+    return out
 
 
 def config(**spec: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from trainjob_resources import process
@@ -69,6 +70,7 @@ def _at(root: Node, path: tuple[Any, ...]) -> MappingNode:
 filled = {"text": 0, "none": 0}
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(TREES, st.data())
 def test_a_filled_template_is_the_copys_serialization(tree: dict[str, Any], data: st.DataObject) -> None:
@@ -113,6 +115,7 @@ def _styled(root: Node, data: st.DataObject) -> Node:
     return root
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(VALUES, VALUES, st.data())
 def test_values_of_one_signature_serialize_alike(first: Any, second: Any, data: st.DataObject) -> None:
@@ -128,6 +131,7 @@ def test_values_of_one_signature_serialize_alike(first: Any, second: Any, data: 
     assert yn.signature(twice) is None
 
 
+@pytest.mark.slow  # alone (its generating test being slow) it runs that test itself
 def test_most_generated_templates_are_filled() -> None:
     """The comparison above must not pass by giving up: most slots (those not the first key of a
     sequence's mapping, whose line starts with its dash) are filled."""
@@ -146,6 +150,7 @@ def _derived_texts(data: bytes) -> list[tuple[str | None, str]]:
     ]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(bundles())
 def test_derived_runtimes_of_generated_bundles_are_written_as_serialized(data: bytes) -> None:

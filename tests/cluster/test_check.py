@@ -24,13 +24,13 @@ import pytest
 import yaml
 
 from tests.cluster.controlplane import ControlPlane
+from tests.kit import build
 
 pytestmark = pytest.mark.cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIMES = ROOT / "tests" / "testdata" / "runtimes"
 MUST_EXIST = "must be created before the TrainJob is created"
-TRAINER = "trainer.kubeflow.org/v1alpha1"
 TRACKING = "argocd.argoproj.io/tracking-id"
 
 
@@ -119,17 +119,11 @@ def trainjob(
     **spec: Any,
 ) -> dict[str, Any]:
     """A TrainJob; with ``memory``, an override of the data loader's (so a derived runtime)."""
-    body: dict[str, Any] = {"runtimeRef": {"name": runtime_name, "kind": kind}, **spec}
     if memory is not None:
         resources = {"requests": {"memory": memory}, "limits": {"memory": memory}}
-        pod = {"spec": {"template": {"spec": {"initContainers": [{"name": "data-loader", "resources": resources}]}}}}
-        body["runtimePatches"] = [
-            {
-                "manager": "example.com/team",
-                "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": pod}]}}},
-            }
-        ]
-    return {"apiVersion": TRAINER, "kind": "TrainJob", "metadata": {"name": name, "namespace": namespace}, "spec": body}
+        loader = {"name": "data-loader", "resources": resources}
+        spec["runtimePatches"] = [build.container_patch("node", "initContainers", loader, manager="example.com/team")]
+    return build.trainjob(name, runtime_name, namespace=namespace, kind=kind, **spec)
 
 
 def dump(*docs: dict[str, Any]) -> str:
@@ -429,11 +423,8 @@ def test_trainer_version_says_what_it_read(cp: ControlPlane, tmp_path: Path) -> 
     }
     # A pod-spec patch with terminationGracePeriodSeconds, which only v2.3.0's PodSpecPatch has.
     graceful = dict(trainjob("graceful", ns, "torch-anything"))
-    pod = {"spec": {"template": {"spec": {"terminationGracePeriodSeconds": 30}}}}
-    jobs = [{"name": "node", "template": pod}]
-    graceful["spec"]["runtimePatches"] = [
-        {"manager": "example.com/me", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": jobs}}}}
-    ]
+    grace_period = build.replicated_job("node", {"terminationGracePeriodSeconds": 30})
+    graceful["spec"]["runtimePatches"] = [build.runtime_patch(grace_period, manager="example.com/me")]
     grace = write(tmp_path / "graceful" / "trainjob.yaml", graceful)
     pinned = write(
         tmp_path / "pinned" / "config.yaml",

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from tests.cluster.controlplane import JOBSET, TRAINJOB, ControlPlane, KubectlError, tool_paths, tools
+from tests.kit import build
 
 pytestmark = pytest.mark.cluster
 
@@ -26,13 +27,7 @@ MUST_EXIST = "must be created before the TrainJob is created"
 
 
 def _trainjob(name: str, runtime: str = "torch-distributed", **spec: Any) -> str:
-    doc = {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {"runtimeRef": {"name": runtime}, **spec},
-    }
-    return yaml.safe_dump(doc)
+    return yaml.safe_dump(build.trainjob(name, runtime, namespace=NS, **spec))
 
 
 def _runtime(name: str) -> str:

@@ -31,6 +31,7 @@ from tests.cluster.test_check import (
     take_each_rule_away,
     write,
 )
+from tests.kit import build
 
 pytestmark = pytest.mark.cluster
 
@@ -63,15 +64,7 @@ def shapes_runtime(name: str) -> dict[str, Any]:
         "containers": [container("node", "2", "8Gi")],
     }
     node = job("node", "trainer", node_pod, dependsOn=[{"name": "dataset-initializer", "status": "Complete"}])
-    return {
-        "apiVersion": TRAINER,
-        "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": name},
-        "spec": {
-            "mlPolicy": {"numNodes": 3, "torch": {}},
-            "template": {"spec": {"replicatedJobs": [initializer, node]}},
-        },
-    }
+    return build.training_runtime(name, [initializer, node], {"numNodes": 3, "torch": {}})
 
 
 def sized(name: str, namespace: str, runtime: str, queue: str | None) -> dict[str, Any]:
@@ -79,7 +72,7 @@ def sized(name: str, namespace: str, runtime: str, queue: str | None) -> dict[st
 
     def patch(job: str, where: str, container: str, requests: dict[str, str]) -> dict[str, Any]:
         resources = {"resources": {"requests": requests}, "name": container}
-        return {"name": job, "template": {"spec": {"template": {"spec": {where: [resources]}}}}}
+        return build.replicated_job(job, {where: [resources]})
 
     jobs = [
         patch("node", "initContainers", "loader", {"memory": "3Gi"}),
@@ -87,9 +80,7 @@ def sized(name: str, namespace: str, runtime: str, queue: str | None) -> dict[st
     ]
     spec = {
         "runtimeRef": {"name": runtime},
-        "runtimePatches": [
-            {"manager": "example.com/team", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": jobs}}}}
-        ],
+        "runtimePatches": [build.runtime_patch(*jobs, manager="example.com/team")],
     }
     return _trainjob(name, namespace, queue, spec)
 

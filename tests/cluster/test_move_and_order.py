@@ -33,6 +33,7 @@ from trainjob_resources.kube.quantity import parse_quantity
 from tests.cluster.controlplane import JOBSET, TRAINJOB, ControlPlane
 from tests.cluster.lifecycle import differences, documents, explain, jobset_containers
 from tests.examples import VENV_BIN
+from tests.kit import build
 from tests.support import load_fixture
 
 pytestmark = pytest.mark.cluster
@@ -77,19 +78,13 @@ def _runtime(policy: str, name: str, namespace: str, node: dict[str, Any] | None
 
 
 def _trainjob(name: str, namespace: str, runtime: dict[str, Any], **spec: Any) -> dict[str, Any]:
-    ref = {"name": runtime["metadata"]["name"], "kind": runtime["kind"]}
-    return {
-        "apiVersion": runtime["apiVersion"],
-        "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"runtimeRef": ref, **spec},
-    }
+    return build.trainjob(name, runtime["metadata"]["name"], namespace=namespace, kind=runtime["kind"], **spec)
 
 
 def _patch(lists_by_job: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:
     """One runtimePatches entry: per replicated job, its pod's container lists as given."""
-    jobs = [{"name": job, "template": {"spec": {"template": {"spec": lists}}}} for job, lists in lists_by_job.items()]
-    return {"manager": MANAGER, "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": jobs}}}}
+    jobs = [build.replicated_job(job, lists) for job, lists in lists_by_job.items()]
+    return build.runtime_patch(*jobs, manager=MANAGER)
 
 
 def _trainer_jobs(policy: str) -> list[str]:

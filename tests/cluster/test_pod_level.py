@@ -22,6 +22,7 @@ import yaml
 
 from tests.cluster.controlplane import ControlPlane
 from tests.cluster.test_upstream_parity import NS, _admit, _dump
+from tests.kit import build
 from tests.support import container_patch, render, trainer_runtime
 
 pytestmark = pytest.mark.cluster
@@ -90,17 +91,8 @@ def _trainjob(name: str, runtime: str, overrides: Overrides) -> dict[str, Any]:
         patches.append(
             container_patch("node", "initContainers", {"name": "prepare", "resources": resources}, "init.example.com/i")
         )
-    spec: dict[str, Any] = {"runtimeRef": {"name": runtime}}
-    if patches:
-        spec["runtimePatches"] = patches
-    if per_node:
-        spec["trainer"] = {"resourcesPerNode": per_node}
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": spec,
-    }
+    trainer = {"trainer": {"resourcesPerNode": per_node}} if per_node else {}
+    return build.trainjob(name, runtime, patches or None, namespace=NS, **trainer)
 
 
 def _family() -> list[tuple[str, dict[str, Any], Overrides]]:

@@ -16,7 +16,8 @@ import yaml
 
 from tests.cluster.controlplane import ControlPlane
 from tests.cluster.test_upstream_parity import NS, _admit, _dump
-from tests.support import container_patch, load_fixture, render
+from tests.kit import build
+from tests.support import load_fixture, render
 
 pytestmark = pytest.mark.cluster
 
@@ -33,19 +34,9 @@ CASES: list[tuple[dict[str, Any], dict[str, str]]] = [
 
 def _trainjob(name: str, runtime: str, limits: dict[str, Any]) -> dict[str, Any]:
     # A patch without resources: runtimePatches stay on the TrainJob, which the webhook timestamps.
-    patch = container_patch("node", "containers", {"name": "node"})
-    job = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]
-    job["template"]["spec"]["template"]["spec"] = {"nodeSelector": {"pool": "a"}}
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {
-            "runtimeRef": {"name": runtime},
-            "trainer": {"image": "example.com/train:v1", "resourcesPerNode": {"limits": limits}},
-            "runtimePatches": [patch],
-        },
-    }
+    patch = build.runtime_patch(build.replicated_job("node", {"nodeSelector": {"pool": "a"}}))
+    trainer = {"image": "example.com/train:v1", "resourcesPerNode": {"limits": limits}}
+    return build.trainjob(name, runtime, namespace=NS, trainer=trainer, runtimePatches=[patch])
 
 
 @pytest.mark.parametrize(("written", "stored"), CASES, ids=[str(i) for i in range(len(CASES))])

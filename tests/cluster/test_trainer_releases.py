@@ -16,6 +16,7 @@ import yaml
 
 from tests.cluster.controlplane import JOBSET, TRAINER_RELEASES, TRAINJOB, ControlPlane
 from tests.examples import VENV_BIN
+from tests.kit import build
 from tests.support import load_fixture
 
 pytestmark = pytest.mark.cluster
@@ -42,14 +43,7 @@ def _runtime(name: str, namespace: str | None, **node: Any) -> dict[str, Any]:
 
 
 def _trainjob(name: str, namespace: str, runtime: dict[str, Any], **spec: Any) -> dict[str, Any]:
-    ref = {"name": runtime["metadata"]["name"], "kind": runtime["kind"]}
-    meta = {"name": name, "namespace": namespace}
-    return {
-        "apiVersion": runtime["apiVersion"],
-        "kind": "TrainJob",
-        "metadata": meta,
-        "spec": {"runtimeRef": ref, **spec},
-    }
+    return build.trainjob(name, runtime["metadata"]["name"], namespace=namespace, kind=runtime["kind"], **spec)
 
 
 def _node(template: dict[str, Any]) -> dict[str, Any]:
@@ -197,9 +191,8 @@ def test_a_cluster_training_runtime_in_use_is_kept_by_a_finalizer_on_v2_2(traine
 
 
 def _grace_period_patch() -> dict[str, Any]:
-    pod = {"spec": {"terminationGracePeriodSeconds": 90}}
-    job = {"name": "node", "template": {"spec": {"template": pod}}}
-    return {"manager": "example.com/grace", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [job]}}}}
+    job = build.replicated_job("node", {"terminationGracePeriodSeconds": 90})
+    return build.runtime_patch(job, manager="example.com/grace")
 
 
 @on_each_release

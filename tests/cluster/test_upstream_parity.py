@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from tests.cluster.controlplane import TRAINJOB, ControlPlane
+from tests.kit import build
 from tests.support import load_fixture, render
 
 pytestmark = pytest.mark.cluster
@@ -26,12 +27,7 @@ def _dump(*docs: dict[str, Any]) -> str:
 
 
 def _trainjob(name: str, runtime: str, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {"runtimeRef": {"name": runtime}, **spec},
-    }
+    return build.trainjob(name, runtime, namespace=NS, **spec)
 
 
 def _admit(cp: ControlPlane, text: str, tries: int = 100) -> None:
@@ -117,23 +113,7 @@ def test_mpi_without_run_launcher_as_node_merges_resources_per_node_into_the_lau
     job = _trainjob(
         "x",
         "parity-mpi",
-        runtimePatches=[
-            {
-                "manager": "a.example.com/m",
-                "trainingRuntimeSpec": {
-                    "template": {
-                        "spec": {
-                            "replicatedJobs": [
-                                {
-                                    "name": "launcher",
-                                    "template": {"spec": {"template": {"spec": {"containers": [patch]}}}},
-                                }
-                            ]
-                        }
-                    }
-                },
-            }
-        ],
+        runtimePatches=[build.container_patch("launcher", "containers", patch, manager="a.example.com/m")],
     )
     out = render([rt, job], moved)
     assert out.code == 1 and any("ExtractResourcePerNodeFromRuntime" in r["message"] for r in out.errors())
@@ -186,20 +166,7 @@ def test_the_runtime_webhook_refuses_what_the_function_will_not_derive(control_p
     assert done.returncode == 0, done.stderr
     _pod(rt)["initContainers"] = [{"name": "loader", "image": "x/y", "restartPolicy": "Always"}]
     loader = {"name": "loader", "resources": {"limits": {"memory": "2Gi"}}}
-    patches = [
-        {
-            "manager": "a.example.com/m",
-            "trainingRuntimeSpec": {
-                "template": {
-                    "spec": {
-                        "replicatedJobs": [
-                            {"name": "node", "template": {"spec": {"template": {"spec": {"initContainers": [loader]}}}}}
-                        ]
-                    }
-                }
-            },
-        }
-    ]
+    patches = [build.container_patch("node", "initContainers", loader, manager="a.example.com/m")]
     out = render([rt, _trainjob("parity-replicas", "parity-replicas", runtimePatches=patches)])
     assert out.code == 1 and any("validateReplicatedJobs" in r["message"] for r in out.errors())
 
@@ -210,20 +177,7 @@ def test_upstream_admits_a_misspelt_container_the_function_refuses(control_plane
     rt["metadata"]["name"] = "parity-typo"
     control_plane.apply_server_side(_dump(rt))
     typo = {"name": "nodee", "volumeMounts": [{"name": "data", "mountPath": "/data"}]}
-    patches = [
-        {
-            "manager": "a.example.com/m",
-            "trainingRuntimeSpec": {
-                "template": {
-                    "spec": {
-                        "replicatedJobs": [
-                            {"name": "node", "template": {"spec": {"template": {"spec": {"containers": [typo]}}}}}
-                        ]
-                    }
-                }
-            },
-        }
-    ]
+    patches = [build.container_patch("node", "containers", typo, manager="a.example.com/m")]
     tj = _trainjob("parity-typo", "parity-typo", runtimePatches=patches)
     for _ in range(100):
         done = control_plane.create(_dump(tj), dry_run=True, check=False)

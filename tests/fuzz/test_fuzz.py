@@ -62,6 +62,7 @@ def test_mutated_golden_inputs(data: bytes) -> None:
     check(data)
 
 
+@pytest.mark.slow
 @FUZZ_SETTINGS
 @given(data=st.binary(max_size=512) | st.text(max_size=256).map(str.encode))
 def test_arbitrary_bytes(data: bytes) -> None:

@@ -1,0 +1,87 @@
+"""The test kit itself (tests/kit): the CPU budget names the test over it and fails the run, the golden
+checker compares or rewrites, and the budget's exempt markers are the ones `make unit` leaves out."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.kit import cpu_budget, golden
+from tests.test_makefile import variable
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = """
+import time
+
+import pytest
+
+
+def burn() -> None:
+    start = time.process_time()
+    while time.process_time() - start < 0.08:
+        pass
+
+
+def test_costly() -> None:
+    burn()
+
+
+@pytest.mark.slow
+def test_costly_but_slow() -> None:
+    burn()
+
+
+@pytest.fixture(scope="module")
+def shared() -> None:
+    burn()
+
+
+def test_cheap_with_a_costly_shared_fixture(shared: None) -> None:
+    pass
+"""
+
+
+def _run_suite(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "test_suite.py").write_text(textwrap.dedent(SUITE))
+    command = [sys.executable, "-m", "pytest", "-p", "tests.kit.cpu_budget", "-p", "no:cacheprovider", *options]
+    return subprocess.run(
+        [*command, "-q", "--rootdir", str(tmp_path), str(tmp_path / "test_suite.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.slow  # a pytest run of its own
+def test_the_budget_names_the_unmarked_test_over_it_and_fails_the_run(tmp_path: Path) -> None:
+    done = _run_suite(tmp_path, "--cpu-budget=0.04", "-m", "")
+    assert done.returncode == 1, done.stdout
+    over = done.stdout.split("over the CPU budget of 0.04 s")[1].splitlines()[1:]
+    named = [line.split()[-1] for line in over if "CPU  " in line]
+    assert named == ["test_suite.py::test_costly"], done.stdout
+    assert "3 passed" in done.stdout
+    assert _run_suite(tmp_path, "--cpu-budget=0", "-m", "").returncode == 0, "0: no budget"
+
+
+def test_the_exempt_markers_are_those_make_unit_leaves_out() -> None:
+    left_out = {term.removeprefix("not ") for term in variable("UNIT_MARKERS").split(" and ")}
+    assert set(cpu_budget.EXEMPT_MARKERS) == left_out
+
+
+def test_a_golden_is_compared_or_rewritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "golden.txt"
+    path.write_text("old\n")
+    golden.assert_golden(path, "old\n")
+    with pytest.raises(AssertionError, match="make goldens"):
+        golden.assert_golden(path, "new\n")
+    monkeypatch.setattr(golden, "_updating", [True])
+    monkeypatch.setattr(golden, "rewritten", [])
+    golden.assert_golden(path, "new\n")
+    golden.assert_golden(tmp_path / "absent.txt", "made\n")
+    assert (path.read_text(), (tmp_path / "absent.txt").read_text()) == ("new\n", "made\n")
+    assert golden.rewritten == [path, tmp_path / "absent.txt"]

@@ -153,12 +153,17 @@ class Bundle(MutableRecord):
         return self._previous.get(identity, [])
 
     def usable(self) -> set[Identity]:
-        """The runtimes' identities a TrainJob can name in the cluster: a local-config copy's cluster
-        name, never the name kustomize renamed it to (which the cluster does not have); an emitted
-        runtime's names after kustomize and before (the ref is rewritten to the new one)."""
-        out = {entry.cluster_identity for entry in self.runtimes.values()}
-        for (kind, namespace, _), entry in self.runtimes.items():
+        """The runtimes' identities a TrainJob can name in the cluster that a message (a near miss, another
+        namespace, another kind) may name to the repository: a local-config copy's cluster name, never the
+        name kustomize renamed it to (which the cluster does not have); an emitted runtime's names after
+        kustomize and before (the ref is rewritten to the new one). Not the namespaced runtimes the
+        platform supplies (``render --runtimes``): another team's, perhaps, and a TrainJob's namespace is
+        the repository's to write, so it could fish for their names."""
+        shown = [e for e in self.runtimes.values() if not (e.platform and e.item.kind == NAMESPACED_RUNTIME_KIND)]
+        out = {entry.cluster_identity for entry in shown}
+        for entry in shown:
             if not entry.local:
+                kind, namespace, _ = entry.identity
                 out.update((kind, namespace, name) for name in previous_names(entry.item))
         return out
 

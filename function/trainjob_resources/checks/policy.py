@@ -661,7 +661,8 @@ def platform_violations(view: TrainJobPods, config: Options) -> list[Violation]:
 
 
 # maxPerRole. The initializer jobs are the ones upstream labels so (pkg/constants/constants.go
-# DatasetInitializer, ModelInitializer; the ancestor label as patched, trainer/topology.py).
+# DatasetInitializer, ModelInitializer): the runtime's label, since a patch that changes it is refused
+# before the policy runs (checks/rules/role_labels.py).
 INITIALIZER_ANCESTORS = ("dataset-initializer", "model-initializer")
 ROLE_MEANING = {
     "trainer": "the trainer container",

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from trainjob_resources.kube.quantity import parse_quantity
 
@@ -49,17 +49,13 @@ def _runtime(namespace: str) -> dict[str, Any]:
     return rt
 
 
-def _trainjob(name: str, namespace: str, labels: dict[str, str] | None) -> dict[str, Any]:
-    """numNodes 3 and a trainer image of its own; a patch that sizes the helper 128Gi and writes ``labels``
-    on the trainer job's template."""
-    job: dict[str, Any] = {
-        "name": "node",
-        "template": {
-            "spec": {
-                "template": {"spec": {"containers": [{"name": "helper", "resources": {"limits": {"memory": "128Gi"}}}]}}
-            }
-        },
-    }
+def _trainjob(name: str, namespace: str, labels: dict[str, str] | None, sized: bool = True) -> dict[str, Any]:
+    """numNodes 3 and a trainer image of its own; a patch that sizes the helper 128Gi (``sized``: what the
+    function reads; upstream's API has no resources there, so what the cluster gets sets an env var instead)
+    and writes ``labels`` on the trainer job's template."""
+    helper: dict[str, Any] = {"name": "helper"}
+    helper.update({"resources": {"limits": {"memory": "128Gi"}}} if sized else {"env": [{"name": "X", "value": "1"}]})
+    job: dict[str, Any] = {"name": "node", "template": {"spec": {"template": {"spec": {"containers": [helper]}}}}}
     if labels is not None:
         job["template"]["metadata"] = {"labels": labels}
     return {
@@ -140,7 +136,7 @@ def test_trainer_makes_a_relabelled_trainer_job_an_initializer_and_the_function_
         ("same", {ANCESTOR: "trainer"}),
         ("relabelled", {ANCESTOR: "dataset-initializer"}),
     ):
-        done = _submit(cp, _trainjob(name, ns, labels))
+        done = _submit(cp, _trainjob(name, ns, labels, sized=False))
         assert done.returncode == 0, done.stderr
         jobs[name] = cp.wait_for_jobset(name, ns)["spec"]["replicatedJobs"][0]
 
@@ -149,7 +145,10 @@ def test_trainer_makes_a_relabelled_trainer_job_an_initializer_and_the_function_
 
     plain, same, relabelled = jobs["plain"], jobs["same"], jobs["relabelled"]
     assert plain["template"]["spec"]["parallelism"] == 3 and pod(plain)["node"]["image"] == "example.com/trainer:1"
-    assert json.dumps(same, sort_keys=True) == json.dumps(plain, sort_keys=True)
+    # The same JobSet but for the TrainJob's name (in the env Trainer writes).
+    assert json.dumps(same, sort_keys=True).replace("same", "<name>") == json.dumps(plain, sort_keys=True).replace(
+        "plain", "<name>"
+    )
     assert relabelled["template"]["metadata"]["labels"][ANCESTOR] == "dataset-initializer"
     assert relabelled["replicas"] == 1 and relabelled["template"]["spec"]["parallelism"] == 1, relabelled
     assert (
@@ -196,6 +195,7 @@ def _admitted(cp: ControlPlane, ns: str, container: dict[str, Any]) -> dict[str,
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(default=QUANTITIES, request=st.one_of(st.none(), QUANTITIES), limit=st.one_of(st.none(), QUANTITIES))
+@example(default="64Gi", request="4Gi", limit=None)  # the issue's: a 64Gi default beside the team's request
 def test_a_bundle_limit_range_defaults_the_pod_and_counts_against_the_cap(
     control_plane: ControlPlane,
     tmp_path_factory: pytest.TempPathFactory,
@@ -238,7 +238,8 @@ def test_a_bundle_limit_range_defaults_the_pod_and_counts_against_the_cap(
     patched["template"]["spec"]["template"]["spec"] = {"initContainers": [sidecar]}
     done = _render(tmp_path, [rt, limit_range, trainjob], _policy(sidecar={"memory": "16Gi"}))
     if admitted is None:
-        assert done.returncode == 1 and "the API server would reject the pod" in done.stderr, done.stderr
+        said = ("the API server would reject the pod", "must be less than or equal to memory limit")
+        assert done.returncode == 1 and any(s in done.stderr for s in said), done.stderr
         return
     cap = parse_quantity("16Gi")
     above = [

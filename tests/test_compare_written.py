@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from trainjob_resources.kube.compare import differing, first_written_difference
@@ -48,6 +49,7 @@ def _edited(value: Any, data: st.DataObject) -> Any:
     return data.draw(st.one_of(st.just(value), st.just(value), SHARED))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(platform=trees(st.one_of(SHARED, PLATFORM_ONLY)), data=st.data())
 def test_the_copy_learns_nothing_it_did_not_write(platform: Any, data: st.DataObject) -> None:

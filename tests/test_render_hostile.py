@@ -805,6 +805,7 @@ def test_a_local_config_copy_never_stands_in_for_a_platform_runtime(repo: Path, 
 TEAM_B_TOKEN = "team-b-token-7f3a9c"
 
 
+@pytest.mark.slow
 def test_a_copy_of_another_teams_runtime_learns_nothing_of_its_values(repo: Path, tmp_path: Path) -> None:
     """Team A's local-config "copy" of team B's namespaced runtime from the platform's --runtimes, written
     to read team B's env one field at a time: each refusal names the field and team A's own value, never
@@ -1308,6 +1309,7 @@ def test_a_tagged_inline_plugin_config_is_refused(repo: Path) -> None:
     assert "transformers[0]: an inline config: the tag !!binary is refused" in out.stderr, out
 
 
+@pytest.mark.slow
 def test_messages_name_no_namespaced_runtime_the_platform_supplies(repo: Path, tmp_path: Path) -> None:
     """A TrainJob's namespace is the repository's to write: one put in team B's namespace with a near
     miss of team B's runtime's name (or that name, as a ClusterTrainingRuntime, or from another

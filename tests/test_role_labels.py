@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -114,6 +115,7 @@ OTHER_KEYS = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     value=ROLE_VALUES,

@@ -146,6 +146,7 @@ def test_krm_previous_names_within_one_file_are_followed() -> None:
 AFFIXES = st.lists(st.sampled_from(["a-", "b-", "prod-"]), max_size=3)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     runtime_prefixes=AFFIXES,

@@ -479,27 +479,40 @@ def test_max_per_role_names_each_role() -> None:
     ]
 
 
-def test_a_limit_range_default_counts_only_where_nothing_is_set() -> None:
+LIMIT_RANGE_FIX = "the LimitRange's default applies only where the container has none"
+
+
+def test_every_limit_range_default_counts_against_max_per_role() -> None:
+    """A LimitRange's default limit beside a request the team set counts too: the LimitRange may be the
+    repository's own (issue 46: a 64Gi default beside a 16Gi cap was exempt as "the namespace's choice")."""
     defaults = {"type": "Container", "default": {"memory": "96Gi", "cpu": "4"}}
     bare = runtime([{"name": "data-loader", "image": "loader", "restartPolicy": "Always"}])
     caps = typed(maxPerRole={"sidecar": {"memory": "64Gi", "cpu": "2"}})
-    # The sidecar sets a memory request (the limit then comes from the LimitRange's default): the
-    # default limit is the namespace's, not the team's, and is not held against the cap. It sets no cpu.
     out = render([bare, job({"requests": {"memory": "8Gi"}}), limit_range(defaults)], caps)
     assert findings(out) == [
         (
             f"{SIDECAR}",
             "requests.cpu 4 (LimitRange team-a/caps (default), a default: neither the TrainJob nor the runtime sets "
             "cpu for this container) of sidecar 'data-loader' of replicated job 'node' is above the policy's "
-            f"maximum for the sidecar role, 2 ({SIDECAR_ROLE})",
+            f"maximum for the sidecar role, 2 ({SIDECAR_ROLE}); set requests.cpu of this container within the cap "
+            f"({LIMIT_RANGE_FIX})",
         ),
         (
             f"{SIDECAR}",
             "limits.cpu 4 (LimitRange team-a/caps, a default: neither the TrainJob nor the runtime sets cpu for this "
             "container) of sidecar 'data-loader' of replicated job 'node' is above the policy's maximum for the "
-            f"sidecar role, 2 ({SIDECAR_ROLE})",
+            f"sidecar role, 2 ({SIDECAR_ROLE}); set limits.cpu of this container within the cap ({LIMIT_RANGE_FIX})",
+        ),
+        (
+            f"{SIDECAR}",
+            "limits.memory 96Gi (LimitRange team-a/caps, a default: neither the TrainJob nor the runtime sets "
+            "limits.memory for this container) of sidecar 'data-loader' of replicated job 'node' is above the "
+            f"policy's maximum for the sidecar role, 64Gi ({SIDECAR_ROLE}); set limits.memory of this container "
+            f"within the cap ({LIMIT_RANGE_FIX})",
         ),
     ]
+    within = job({"requests": {"memory": "8Gi", "cpu": "1"}, "limits": {"memory": "64Gi", "cpu": "2"}})
+    assert render([bare, within, limit_range(defaults)], caps).code == 0, "the fix the message names"
 
 
 @pytest.mark.parametrize(

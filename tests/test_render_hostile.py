@@ -769,7 +769,8 @@ def test_the_platform_pins_an_option(
 def test_a_local_config_copy_never_stands_in_for_a_platform_runtime(repo: Path, tmp_path: Path) -> None:
     """A copy of a runtime --runtimes supplies is matched by the cluster's identity (an overlay's
     ``namespace:`` reaches the cluster-scoped copy too) and compared: the same runtime is the
-    platform's; another is refused, naming both files and the first field, with both values."""
+    platform's; another is refused, naming the copy's file and the first field, with the copy's value
+    only (the platform's file and value are not the tenant's to read)."""
     platform = write(tmp_path / "platform" / "runtime.yaml", RUNTIME)
     copy = yaml.safe_load(RUNTIME)
     copy["metadata"].setdefault("annotations", {})["config.kubernetes.io/local-config"] = "true"
@@ -795,10 +796,52 @@ def test_a_local_config_copy_never_stands_in_for_a_platform_runtime(repo: Path, 
         where = "./runtime.yaml" if app == "app" else "../base/runtime.yaml"
         assert (
             f"{where}: ClusterTrainingRuntime pytorch-distributed: a local-config copy of a runtime the platform "
-            f"supplies ({platform}, --runtimes) that differs from it at spec.template.spec.replicatedJobs[node]"
-            '.template.spec.template.spec.initContainers[data-loader].image: "busybox:1.35" in the copy, '
-            "\"busybox:1.36\" in the platform's; remove the copy (the platform's runtime is what the cluster runs)"
+            "supplies (--runtimes) that differs from it at spec.template.spec.replicatedJobs[node]"
+            '.template.spec.template.spec.initContainers[data-loader].image: "busybox:1.35" in the copy (the '
+            "platform's value is not shown); remove the copy (the platform's runtime is what the cluster runs)"
         ) in out.stderr, out
+        assert "busybox:1.36" not in out.stderr and str(platform) not in out.stderr, out
+
+
+TEAM_B_TOKEN = "team-b-token-7f3a9c"
+
+
+@pytest.mark.slow
+def test_a_copy_of_another_teams_runtime_learns_nothing_of_its_values(repo: Path, tmp_path: Path) -> None:
+    """Team A's local-config "copy" of team B's namespaced runtime from the platform's --runtimes, written
+    to read team B's env one field at a time: each refusal names the field and team A's own value, never
+    team B's value, nor an env name or key only team B's runtime has."""
+    team_b = yaml.safe_load(RUNTIME)
+    team_b["kind"] = "TrainingRuntime"
+    team_b["metadata"]["namespace"] = "team-b"
+    node = team_b["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    node["initContainers"][0]["env"] = [{"name": "HF_TOKEN", "value": TEAM_B_TOKEN}, {"name": "PRIVATE_BUCKET"}]
+    team_b["metadata"].setdefault("labels", {})["team-b/secret-project"] = "atlas"
+    platform = write(tmp_path / "platform" / "team-b-runtime.yaml", yaml.safe_dump(team_b))
+    env_at = "spec.template.spec.replicatedJobs[node].template.spec.template.spec.initContainers[data-loader]"
+    probes: list[tuple[dict[str, str] | None, list[object] | None, str]] = [
+        (None, [{"name": "HF_TOKEN", "value": "guess"}], f'{env_at}.env[HF_TOKEN].value: "guess" in the copy'),
+        (None, [{"name": "HF_TOKEN"}], f'{env_at}.env[HF_TOKEN]: {{"name": "HF_TOKEN"}} in the copy'),
+        (None, [], f"{env_at}.env: [] in the copy"),
+        (None, None, f'{env_at}: {{"image": "busybox:1.36"'),
+        ({}, [{"name": "HF_TOKEN", "value": "guess"}], "metadata.labels: {} in the copy"),
+    ]
+    for labels, env, said in probes:
+        copy = copy_module.deepcopy(team_b)
+        copy["metadata"]["annotations"] = {"config.kubernetes.io/local-config": "true"}
+        if labels is not None:
+            copy["metadata"]["labels"] = labels
+        loader = copy["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+        loader["initContainers"][0].pop("env")
+        if env is not None:
+            loader["initContainers"][0]["env"] = env
+        text = yaml.safe_dump(copy)
+        write(repo / "app" / "runtime.yaml", text)
+        out = render(repo / "app", "--runtimes", str(platform.parent))
+        assert (out.code, out.stdout) == (1, ""), out
+        assert said in out.stderr, out
+        for theirs in (TEAM_B_TOKEN, "PRIVATE_BUCKET", "secret-project", "atlas", str(platform)):
+            assert theirs in text or theirs not in out.stderr, (theirs, out)
 
 
 def test_snake_case_options_are_refused_by_render_and_by_the_function(repo: Path) -> None:
@@ -1265,3 +1308,29 @@ def test_a_tagged_inline_plugin_config_is_refused(repo: Path) -> None:
     out = render(repo / "app")
     assert (out.code, out.stdout) == (1, ""), out
     assert "transformers[0]: an inline config: the tag !!binary is refused" in out.stderr, out
+
+
+@pytest.mark.slow
+def test_messages_name_no_namespaced_runtime_the_platform_supplies(repo: Path, tmp_path: Path) -> None:
+    """A TrainJob's namespace is the repository's to write: one put in team B's namespace with a near
+    miss of team B's runtime's name (or that name, as a ClusterTrainingRuntime, or from another
+    namespace) is refused without a "did you mean", another namespace or kind naming team B's runtime."""
+    team_b = yaml.safe_load(RUNTIME)
+    team_b["kind"] = "TrainingRuntime"
+    team_b["metadata"].update(name="atlas-finetune-secret", namespace="team-b")
+    platform = write(tmp_path / "platform" / "team-b.yaml", yaml.safe_dump(team_b))
+    os.remove(repo / "app" / "runtime.yaml")
+    for namespace, kind, name in (
+        ("team-b", "TrainingRuntime", "atlas-finetune-secrets"),
+        ("team-a", "TrainingRuntime", "atlas-finetune-secret"),
+        ("team-b", "ClusterTrainingRuntime", "atlas-finetune-secret"),
+    ):
+        trainjob = yaml.safe_load(TRAINJOB)
+        trainjob["metadata"]["namespace"] = namespace
+        trainjob["spec"]["runtimeRef"] = {"name": name, "kind": kind}
+        write(repo / "app" / "trainjob.yaml", yaml.safe_dump(trainjob))
+        out = render(repo / "app", "--runtimes", str(platform.parent))
+        assert (out.code, out.stdout) == (1, ""), out
+        assert f"{kind} {name!r}" in out.stderr and "is not in the bundle" in out.stderr, out
+        assert "Did you mean" not in out.stderr and "A TrainingRuntime of that name" not in out.stderr, out
+        assert "atlas-finetune-secret" not in out.stderr.replace(name, ""), out

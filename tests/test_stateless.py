@@ -302,7 +302,11 @@ def test_did_you_mean_proposes_only_the_clusters_name_and_the_copys_new_name_is_
         "proposedValue": "torch-streaming",
     }
     assert "the cluster has as 'torch-streaming'" in error["message"]
-    right = render([copy_, trainjob()])
+    # kustomize's namePrefix records its prefix on every object it renames, the TrainJob's too.
+    copy_["metadata"]["annotations"]["internal.config.kubernetes.io/prefixes"] = "prod-"
+    prefixed = trainjob()
+    prefixed["metadata"]["annotations"] = {"internal.config.kubernetes.io/prefixes": "prod-"}
+    right = render([copy_, prefixed])
     assert right.code == 0, right.errors()
     assert refs_of(right.items) == refs_of(render([local(runtime()), trainjob()]).items)
 

@@ -28,12 +28,25 @@ def plain(name: str = "plain", runtime: str = "torch") -> dict[str, Any]:
 
 
 def renamed(runtime: dict[str, Any], new_name: str, key: str = "internal.config.kubernetes.io/previousNames") -> Any:
-    """``runtime`` as kustomize's namePrefix leaves it: a new name, the old ones recorded."""
+    """``runtime`` as kustomize's namePrefix (or nameSuffix) leaves it: a new name, the old ones recorded,
+    and the prefix or suffix it added (as kustomize v5.8.2 gives an exec function: tests/test_kustomize_renames.py)."""
     out = copy.deepcopy(runtime)
     old = out["metadata"]["name"]
     out["metadata"]["name"] = new_name
     kinds = f"{out['kind']},{out['kind']}"
     out["metadata"]["annotations"] = {key: f"{old},{old}", key.replace("Names", "Kinds"): kinds}
+    prefix, _, suffix = new_name.partition(old)
+    for affix, name in ((prefix, "prefixes"), (suffix, "suffixes")):
+        if affix:
+            out["metadata"]["annotations"][key.replace("previousNames", name)] = affix
+    return out
+
+
+def same_build(trainjob: dict[str, Any], runtime: dict[str, Any]) -> dict[str, Any]:
+    """``trainjob`` renamed by the kustomization that renamed ``runtime``: the same prefixes and suffixes recorded."""
+    out = copy.deepcopy(trainjob)
+    affixes = {k: v for k, v in runtime["metadata"]["annotations"].items() if k.endswith(("/prefixes", "/suffixes"))}
+    out["metadata"].setdefault("annotations", {}).update(affixes)
     return out
 
 
@@ -160,7 +173,7 @@ def test_a_misspelled_runtime_name_gets_a_did_you_mean() -> None:
 
 def test_a_runtime_renamed_by_kustomize_is_found_by_its_previous_name_and_the_ref_follows() -> None:
     runtime = renamed(trainer_runtime("torch", [SIDECAR]), "team-a-torch")
-    rendered = render([runtime, sized(), plain()])
+    rendered = render([runtime, same_build(sized(), runtime), same_build(plain(), runtime)])
     assert rendered.code == 0, rendered.errors()
     jobs = {o["metadata"]["name"]: o for o in rendered.items if o["kind"] == "TrainJob"}
     assert jobs["plain"]["spec"]["runtimeRef"]["name"] == "team-a-torch"
@@ -178,7 +191,7 @@ def test_a_renamed_local_config_runtime_is_resolved_but_the_ref_keeps_the_cluste
     runtime = renamed(trainer_runtime("torch", [SIDECAR]), "team-a-torch")
     runtime["metadata"]["annotations"].update(LOCAL_CONFIG)
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"mode": mode}}
-    rendered = render([runtime, sized(), plain()], config)
+    rendered = render([runtime, same_build(sized(), runtime), same_build(plain(), runtime)], config)
     assert rendered.code == 0, rendered.errors()
     jobs = {o["metadata"]["name"]: o for o in rendered.items if o["kind"] == "TrainJob"}
     assert jobs["plain"]["spec"]["runtimeRef"] == {"name": "torch"}
@@ -191,7 +204,7 @@ def test_a_renamed_local_config_runtime_is_resolved_but_the_ref_keeps_the_cluste
 
 def test_the_legacy_previous_names_annotation_works_too() -> None:
     runtime = renamed(trainer_runtime("torch", [SIDECAR]), "torch-v2", "config.kubernetes.io/previousNames")
-    rendered = render([runtime, plain()])
+    rendered = render([runtime, same_build(plain(), runtime)])
     assert rendered.code == 0
     (job,) = [o for o in rendered.items if o["kind"] == "TrainJob"]
     assert job["spec"]["runtimeRef"]["name"] == "torch-v2"
@@ -215,7 +228,7 @@ def test_a_previous_name_of_another_kind_does_not_count() -> None:
 def test_native_mode_follows_a_renamed_runtime_too() -> None:
     runtime = renamed(trainer_runtime("torch", [SIDECAR]), "team-a-torch")
     native = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"mode": "native"}}
-    rendered = render([runtime, sized()], native)
+    rendered = render([runtime, same_build(sized(), runtime)], native)
     assert rendered.code == 0, rendered.errors()
     (job,) = [o for o in rendered.items if o["kind"] == "TrainJob"]
     assert job["spec"]["runtimeRef"]["name"] == "team-a-torch"

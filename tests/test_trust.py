@@ -37,6 +37,7 @@ from tests.test_stateless import LOCAL, runtime, trainjob
 INTERNAL = "internal.trainjob-resources.io/"
 PREVIOUS = ("internal.config.kubernetes.io/previousNames", "config.kubernetes.io/previousNames")
 PATH = "internal.config.kubernetes.io/path"
+PREFIXES = "internal.config.kubernetes.io/prefixes"
 CAP = {
     "apiVersion": "v1",
     "kind": "ConfigMap",
@@ -98,13 +99,14 @@ def test_krm_input_carrying_a_mark_of_renders_is_refused_naming_the_object_and_f
     key=st.sampled_from(PREVIOUS),
     local=st.booleans(),
     memory=st.sampled_from([None, "16Gi"]),
-    where=st.sampled_from(["file", "namespace"]),
+    where=st.sampled_from(["file", "namespace", "stream"]),
 )
 def test_krm_previous_names_never_repoint_a_trainjob_of_another_file_or_namespace(
     key: str, local: bool, memory: str | None, where: str
 ) -> None:
     """kpt passes each file's objects with their path (and writes the output back into them): a team's
-    runtime claiming another team's runtime name re-points nothing there, nor across namespaces."""
+    runtime claiming another team's runtime name re-points nothing there, nor across namespaces, nor in
+    kustomize's stream without files or namespaces (nothing ties the rename to the TrainJob)."""
     decoy = annotated(runtime(name="team-a-runtime", image="attacker:1"), {key: "big-gpu"})
     job = victim(memory=memory)
     if local:
@@ -112,8 +114,10 @@ def test_krm_previous_names_never_repoint_a_trainjob_of_another_file_or_namespac
     if where == "file":
         decoy = annotated(decoy, {PATH: "team-a/runtime.yaml"})
         job = annotated(job, {PATH: "team-b/trainjob.yaml"})
-    else:
+    elif where == "namespace":
         decoy["metadata"]["namespace"] = "team-a"
+    else:
+        del job["metadata"]["namespace"]
     rendered = render([decoy, job])
     assert rendered.code == 1
     (error,) = rendered.errors()
@@ -125,13 +129,75 @@ def test_krm_previous_names_never_repoint_a_trainjob_of_another_file_or_namespac
 
 
 def test_krm_previous_names_within_one_file_are_followed() -> None:
-    """kustomize's rename (one stream, no paths) and one file's objects are followed as before."""
+    """kustomize's rename of both (one stream, no paths: the name prefix it records on both, as a
+    kustomize build gives them, tests/test_kustomize_renames.py) and one file's objects are followed."""
     renamed = annotated(runtime(name="prod-torch-streaming"), {PREVIOUS[0]: "torch-streaming"})
-    for extra in ({}, {PATH: "all.yaml"}):
-        rendered = render([annotated(renamed, extra), annotated(trainjob(), extra)])
+    prefixed = {PREFIXES: "prod-"}
+    for runtime_extra, trainjob_extra in (
+        (prefixed, {PREVIOUS[0]: "nlp", **prefixed}),
+        ({PATH: "all.yaml"}, {PATH: "all.yaml"}),
+    ):
+        rendered = render([annotated(renamed, runtime_extra), annotated(trainjob(), trainjob_extra)])
         assert rendered.code == 0, rendered.errors()
         (job,) = rendered.of_kind("TrainJob")
         assert job["spec"]["runtimeRef"]["name"].startswith("prod-torch-streaming")
+
+
+AFFIXES = st.lists(st.sampled_from(["a-", "b-", "prod-"]), max_size=3)
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(
+    runtime_prefixes=AFFIXES,
+    runtime_suffixes=AFFIXES,
+    trainjob_prefixes=AFFIXES,
+    trainjob_suffixes=AFFIXES,
+    spelling=st.sampled_from([0, 1]),
+)
+def test_krm_previous_names_without_files_are_followed_only_where_kustomize_ties_the_rename(
+    runtime_prefixes: list[str],
+    runtime_suffixes: list[str],
+    trainjob_prefixes: list[str],
+    trainjob_suffixes: list[str],
+    spelling: int,
+) -> None:
+    """In a stream without files, a TrainJob follows a runtime's previousNames only where the name prefixes
+    and suffixes kustomize records on both end the same way, and the runtime has some (kustomize's name
+    reference fixer, prefixSuffixEquals): else refused, the TrainJob as written."""
+    keys = (
+        ("internal.config.kubernetes.io/prefixes", "internal.config.kubernetes.io/suffixes"),
+        ("config.kubernetes.io/prefixes", "config.kubernetes.io/suffixes"),
+    )[spelling]
+
+    def affixes(prefixes: list[str], suffixes: list[str]) -> dict[str, str]:
+        return {k: ",".join(v) for k, v in zip(keys, (prefixes, suffixes), strict=True) if v}
+
+    renamed = annotated(
+        runtime(name="renamed-torch-streaming"),
+        {PREVIOUS[spelling]: "torch-streaming", **affixes(runtime_prefixes, runtime_suffixes)},
+    )
+    job = annotated(trainjob(), affixes(trainjob_prefixes, trainjob_suffixes))
+
+    def same_ending(a: list[str], b: list[str]) -> bool:
+        """kustomize's SameEndingSubSlice: an empty list matches only an empty one."""
+        shorter, longer = sorted((a, b), key=len)
+        return longer[len(longer) - len(shorter) :] == shorter if shorter else not longer
+
+    tied = bool(runtime_prefixes or runtime_suffixes) and all(
+        same_ending(a, b) for a, b in ((runtime_prefixes, trainjob_prefixes), (runtime_suffixes, trainjob_suffixes))
+    )
+    rendered = render([renamed, job])
+    if tied:
+        assert rendered.code == 0, rendered.errors()
+        (out,) = rendered.of_kind("TrainJob")
+        assert out["spec"]["runtimeRef"]["name"].startswith("renamed-torch-streaming")
+        return
+    assert rendered.code == 1
+    (error,) = rendered.errors()
+    assert error["field"]["path"] == "spec.runtimeRef.name"
+    assert "nothing ties that rename to this TrainJob" in error["message"], error
+    assert job in rendered.items, "returned exactly as written"
 
 
 # derived-from and the derived label ask for more checking, never less

@@ -382,7 +382,7 @@ def process_trainjob(
     context.sites = list(container_sites(trainjob, raw))
     context.overrides = any(s.resources is not None for s in context.sites) or writes_resources(raw)
     resolution = context.resolution = resolve(
-        bundle, trainjob.spec.runtime_ref, item.namespace, context.overrides, path_of(item)
+        bundle, trainjob.spec.runtime_ref, item.namespace, context.overrides, path_of(item), item
     )
     if resolution.entry is None:
         return _unresolved(context, resolution)

@@ -15,7 +15,7 @@ from ..kube.resource_rules import default_requests, validate_resource_requiremen
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
 from ..trainer.runtime_view import JobInfo, RuntimeSpecView, jobs_of, parse_runtime
 from ..trainer.trainjob_view import RuntimeRefView
-from ..values.keys import LOCAL_CONFIG, PATH_ANNOTATIONS, PREVIOUS_KINDS, PREVIOUS_NAMES
+from ..values.keys import LOCAL_CONFIG, NAME_PREFIXES, NAME_SUFFIXES, PATH_ANNOTATIONS, PREVIOUS_KINDS, PREVIOUS_NAMES
 from ..values.records import MutableRecord, Record
 from ..values.violations import Severity, Violation
 from .provenance import DERIVED_FROM, old
@@ -153,12 +153,17 @@ class Bundle(MutableRecord):
         return self._previous.get(identity, [])
 
     def usable(self) -> set[Identity]:
-        """The runtimes' identities a TrainJob can name in the cluster: a local-config copy's cluster
-        name, never the name kustomize renamed it to (which the cluster does not have); an emitted
-        runtime's names after kustomize and before (the ref is rewritten to the new one)."""
-        out = {entry.cluster_identity for entry in self.runtimes.values()}
-        for (kind, namespace, _), entry in self.runtimes.items():
+        """The runtimes' identities a TrainJob can name in the cluster that a message (a near miss, another
+        namespace, another kind) may name to the repository: a local-config copy's cluster name, never the
+        name kustomize renamed it to (which the cluster does not have); an emitted runtime's names after
+        kustomize and before (the ref is rewritten to the new one). Not the namespaced runtimes the
+        platform supplies (``render --runtimes``): another team's, perhaps, and a TrainJob's namespace is
+        the repository's to write, so it could fish for their names."""
+        shown = [e for e in self.runtimes.values() if not (e.platform and e.item.kind == NAMESPACED_RUNTIME_KIND)]
+        out = {entry.cluster_identity for entry in shown}
+        for entry in shown:
             if not entry.local:
+                kind, namespace, _ = entry.identity
                 out.update((kind, namespace, name) for name in previous_names(entry.item))
         return out
 
@@ -220,13 +225,19 @@ class Resolution(Record):
 
 
 def resolve(
-    bundle: Bundle, ref: RuntimeRefView, namespace: str, overrides: bool = True, file: str | None = None
+    bundle: Bundle,
+    ref: RuntimeRefView,
+    namespace: str,
+    overrides: bool = True,
+    file: str | None = None,
+    referrer: Item | None = None,
 ) -> Resolution:
     """The runtime a TrainJob in ``namespace`` names, or why it cannot be used. A TrainJob without
     ``overrides`` (no resources in its patches) needs its runtime for nothing but checks: when the
     runtime is not in the bundle the violation is an info (the cluster may well have it). A runtime
     of another API group is a warning either way: the caller reports the resources its patches set
-    (``validate.foreign_runtime_resources``). ``file``: the file the TrainJob was read from, if known."""
+    (``validate.foreign_runtime_resources``). ``file``: the file the TrainJob was read from, if known;
+    ``referrer``: the TrainJob's item (kustomize's record of its own renames)."""
     group = ref.api_group or TRAINER_GROUP
     kind = ref.kind or CLUSTER_RUNTIME_KIND
     if group != TRAINER_GROUP:
@@ -271,7 +282,7 @@ def resolve(
         return Resolution(entry)
     renamed = bundle.renamed((kind, where, ref.name))
     if len(renamed) == 1:
-        foreign = _renamed_elsewhere(renamed[0], namespace, file)
+        foreign = _renamed_elsewhere(renamed[0], namespace, file, referrer)
         if foreign is not None:
             return Resolution(None, Violation("spec.runtimeRef.name", foreign, current_value=ref.name))
         return Resolution(renamed[0], renamed=True)
@@ -329,29 +340,70 @@ def path_of(item: Item) -> str | None:
     return next((p for p in map(item.annotation, PATH_ANNOTATIONS) if p), None)
 
 
-def _renamed_elsewhere(entry: RuntimeEntry, namespace: str, file: str | None) -> str | None:
+def _renamed_elsewhere(entry: RuntimeEntry, namespace: str, file: str | None, referrer: Item | None) -> str | None:
     """Why a TrainJob must not follow ``entry``'s previousNames, or None. kustomize renames the
     objects of one build, which reach a function as one stream (api/internal/plugins/fnplugin:
     the ResMap as one document stream, no file of its own per object); a previousNames that leads
     from a TrainJob of one file, or namespace, to a runtime of another was written by hand (kpt
-    never renames: it passes each file's objects with their path). render's own renames are believed
-    wherever the objects came from (``Item.renamed_by_build``: set from its own build only)."""
+    never renames: it passes each file's objects with their path). Where the stream says no file,
+    the rename is followed only where kustomize's own record ties it to the TrainJob (``_same_rename``).
+    render's own renames are believed wherever the objects came from (``Item.renamed_by_build``: set
+    from its own build only)."""
     item = entry.item
     if item.renamed_by_build:
         return None
     here = path_of(item)
     runtime_namespace = item.namespace
+    claim = f"{entry.display} says it was renamed from this name (annotation {PREVIOUS_NAMES[0]}"
     if file is not None and here is not None and file != here:
         why = f"is in {here!r} and the TrainJob in {file!r}"
     elif runtime_namespace and runtime_namespace != namespace:
         why = f"is in namespace {runtime_namespace!r} and the TrainJob in {namespace or '(none)'!r}"
+    elif (file is None or here is None) and not _same_rename(item, referrer):
+        return (
+            f"{claim}), but nothing ties that rename to this TrainJob: the objects come without their files, and "
+            f"the TrainJob does not carry the runtime's name prefixes and suffixes ({NAME_PREFIXES[0]}, "
+            f"{NAME_SUFFIXES[0]}), as kustomize records them on both when one kustomization's namePrefix or "
+            "nameSuffix renames both, so this TrainJob is not re-pointed to it. If kustomize renamed the runtime "
+            "this TrainJob uses, set runtimeRef.name to the runtime's name after kustomize, or put the TrainJob in "
+            "the kustomization that renames it; otherwise remove the annotation (kustomize did not write it)"
+        )
     else:
         return None
     return (
-        f"{entry.display} says it was renamed from this name (annotation {PREVIOUS_NAMES[0]} or its older "
-        f"spelling), but it {why}: kustomize renames within one build, so this TrainJob is not re-pointed to it. "
-        "Set runtimeRef.name to the runtime this TrainJob uses, or remove the annotation if kustomize did not write it"
+        f"{claim} or its older spelling), but it {why}: kustomize renames within one build, so this TrainJob is "
+        "not re-pointed to it. Set runtimeRef.name to the runtime this TrainJob uses, or remove the annotation if "
+        "kustomize did not write it"
     )
+
+
+def _same_rename(runtime: Item, referrer: Item | None) -> bool:
+    """Whether kustomize's record ties a renamed runtime to the TrainJob, as its name reference fixer picks
+    among renamed candidates (api/filters/nameref/nameref.go ``selectReferral``, ``prefixSuffixEquals``;
+    api/resource/resource.go ``PrefixesSuffixesEquals`` with allowEmpty false): the name prefixes and
+    suffixes recorded on both end the same way. kustomize records them (``AddNamePrefix``,
+    ``AddNameSuffix``) on every object a namePrefix or nameSuffix renames; a runtime with none recorded
+    was renamed otherwise (a patch, or by hand) and ties to nothing."""
+    if referrer is None:
+        return False
+    mine = [_listed(runtime, keys) for keys in (NAME_PREFIXES, NAME_SUFFIXES)]
+    if not any(mine):
+        return False
+    theirs = [_listed(referrer, keys) for keys in (NAME_PREFIXES, NAME_SUFFIXES)]
+    return all(_same_ending(a, b) for a, b in zip(mine, theirs, strict=True))
+
+
+def _listed(item: Item, keys: tuple[str, ...]) -> list[str]:
+    """A comma-separated build annotation, in its newer spelling else its older one."""
+    value = next((v for v in map(item.annotation, keys) if v is not None), None)
+    return value.split(",") if value is not None else []
+
+
+def _same_ending(a: list[str], b: list[str]) -> bool:
+    """kustomize's ``SameEndingSubSlice`` (api/internal/utils/stringslice.go): one list ends as the other;
+    an empty list matches only an empty one."""
+    shorter, longer = sorted((a, b), key=len)
+    return longer[len(longer) - len(shorter) :] == shorter if shorter else not longer
 
 
 def _close_name(bundle: Bundle, kind: str, namespace: str, name: str) -> str | None:

@@ -13,8 +13,8 @@ the pods the TrainJob will make (``explain``): effective values after the API se
   makes every container set that value. A quota whose scopes cannot be decided from the
   runtime's pod template (CrossNamespacePodAffinity, VolumeAttributesClass) is not checked.
 - The functionConfig: ``maxPerContainer``, ``maxPerRole``, ``allowedResources``, ``allowGpuInSidecars``.
-  ``maxPerRole`` caps a container by its role (``container_role``), and a value a LimitRange
-  defaults only where the TrainJob and the runtime set nothing for that resource of the container.
+  ``maxPerRole`` caps a container by its role (``container_role``); both count every value that
+  reaches the pod, a LimitRange's defaults included (the repository may ship the LimitRange).
 
 Namespace findings have the severity ``namespacePolicy`` names (``off``: LimitRanges and
 ResourceQuotas are ignored altogether); platform findings are errors. Each names the object and
@@ -661,7 +661,8 @@ def platform_violations(view: TrainJobPods, config: Options) -> list[Violation]:
 
 
 # maxPerRole. The initializer jobs are the ones upstream labels so (pkg/constants/constants.go
-# DatasetInitializer, ModelInitializer; the ancestor label as patched, trainer/topology.py).
+# DatasetInitializer, ModelInitializer): the runtime's label, since a patch that changes it is refused
+# before the policy runs (checks/rules/role_labels.py).
 INITIALIZER_ANCESTORS = ("dataset-initializer", "model-initializer")
 ROLE_MEANING = {
     "trainer": "the trainer container",
@@ -697,21 +698,23 @@ def role_violations(view: TrainJobPods, config: Options, topo: Topology) -> list
         for c in job.containers:
             role = container_role(topo, job, c)
             for section, name, value, limit in _above(c, maxima.get(role, {})):
-                source, path = value.source, _container_path(c, section, name)
+                source, path, fix = value.source, _container_path(c, section, name), ""
                 if source.startswith(LIMIT_RANGE_SOURCE):
-                    if _set_here(c, name):
-                        continue
-                    source = f"{source}, a default: neither the TrainJob nor the runtime sets {name} for this container"
+                    # Every default that reaches the pod counts: a LimitRange may come from the repository
+                    # itself, and only the platform's own input may exempt a value from its caps.
+                    unset = f"{section}.{name}" if _set_here(c, name) else name
+                    source += f", a default: neither the TrainJob nor the runtime sets {unset} for this container"
                     path = c.resources_path or RUNTIME_REF_PATH  # the patch that sized the container
-                out.append(
-                    _above_cap(
-                        path,
-                        f"{section}.{name} {value.quantity.canonical()} ({source}) of {_where(job, c)}",
-                        value,
-                        f"the policy's maximum for the {role} role, {limit.canonical()} "
-                        f"(functionConfig maxPerRole.{role}: {ROLE_MEANING[role]})",
+                    fix = (
+                        f"; set {section}.{name} of this container within the cap (the LimitRange's default "
+                        "applies only where the container has none)"
                     )
+                cap = (
+                    f"the policy's maximum for the {role} role, {limit.canonical()} "
+                    f"(functionConfig maxPerRole.{role}: {ROLE_MEANING[role]})"
                 )
+                what = f"{section}.{name} {value.quantity.canonical()} ({source}) of {_where(job, c)}"
+                out.append(_above_cap(path, what, value, cap + fix))
     return out
 
 

@@ -256,7 +256,7 @@ def explain_item(
     trainjob, _ = parse_trainjob(raw)
     if trainjob is None:
         return None
-    entry = resolve(bundle, trainjob.spec.runtime_ref, item.namespace, True, path_of(item)).entry
+    entry = resolve(bundle, trainjob.spec.runtime_ref, item.namespace, True, path_of(item), item).entry
     if entry is None or entry.model is None:
         return None
     context = TrainJobContext(item, trainjob, raw, bundle, config, Memo())

@@ -90,9 +90,40 @@ def differing(new: Any, old: Any, path: str = "", quantities: bool = False) -> l
     return [where for where, _, _ in _differences(new, old, path, quantities)]
 
 
-def first_difference(new: Any, old: Any, path: str = "") -> tuple[str, Any, Any] | None:
-    """The first field where ``new`` and ``old`` differ, with the value each has there (None: absent)."""
-    return next(_differences(new, old, path, False), None)
+def first_written_difference(new: Any, old: Any, path: str = "", quantities: bool = False) -> tuple[str, Any] | None:
+    """The first field where ``new`` and ``old`` differ, named as ``new`` has it, with ``new``'s value
+    there: where ``old`` holds a key, a named list entry or an item that ``new`` lacks, the field of
+    ``new`` that would hold it. Nothing of ``old`` is returned, not even a key or a name (a tenant's
+    copy compared with the platform's runtime learns where its own text differs, never what the
+    platform's says)."""
+    if _empty(new) and _empty(old):
+        return None
+    if isinstance(new, Mapping) and isinstance(old, Mapping):
+        for key in sorted(new, key=str):
+            found = first_written_difference(
+                new[key], old.get(key), fieldpath.child(path, str(key)), quantities or key in QUANTITY_MAPS
+            )
+            if found is not None:
+                return found
+        return (path, new) if any(not _empty(old[key]) for key in old if key not in new) else None
+    if isinstance(new, list) and isinstance(old, list):
+        new_keyed, old_keyed = _keyed(new), _keyed(old)
+        if new_keyed is not None and old_keyed is not None:
+            for name, entry in new_keyed.items():
+                found = first_written_difference(entry, old_keyed.get(name), f"{path}[{name}]")
+                if found is not None:
+                    return found
+            return (path, new) if any(name not in new_keyed for name in old_keyed) else None
+        if len(new) != len(old):
+            return path, new
+        for i, (a, b) in enumerate(zip(new, old, strict=True)):
+            found = first_written_difference(a, b, fieldpath.index(path, i))
+            if found is not None:
+                return found
+        return None
+    if new == old or (quantities and _same_quantity(new, old)):
+        return None
+    return path, new
 
 
 def _differences(new: Any, old: Any, path: str, quantities: bool) -> Iterator[tuple[str, Any, Any]]:

@@ -391,10 +391,12 @@ def _cluster_identity(item: Item) -> tuple[str, str, str, str]:
 
 def _compare_copies(inputs: Inputs) -> None:
     """A repository's local-config copy of a runtime the platform supplies: the same runtime (spec and
-    labels) is dropped, the platform's is read; another is an error naming both files and the first
-    field where they differ, with both values (the caps would be checked on the copy, the cluster
-    runs the platform's)."""
-    from ..kube.compare import first_difference
+    labels) is dropped, the platform's is read; another is an error naming the copy's file and the
+    first field where they differ, as the copy has it, with the copy's value (the caps would be
+    checked on the copy, the cluster runs the platform's). Nothing of the platform's runtime is
+    shown, not its file, a value, a key or a name: the copy may be one team's probe of another
+    team's runtime."""
+    from ..kube.compare import first_written_difference
 
     supplied = {_cluster_identity(item): item for item in inputs.platform}
     platform = {id(item) for item in inputs.platform}
@@ -405,15 +407,15 @@ def _compare_copies(inputs: Inputs) -> None:
             kept.append(item)
             continue
         mine, its = item.value(), theirs.value()
-        difference = first_difference(_content(mine), _content(its))
+        difference = first_written_difference(_content(mine), _content(its))
         if difference is None:
             continue
-        path, here, there = difference
+        path, here = difference
         inputs.errors.append(
             f"error: {item.annotation(PATH_KEY) or STDIN_LABEL}: {item.kind} {shown(item.name)}: a local-config "
-            f"copy of a runtime the platform supplies ({theirs.annotation(PATH_KEY) or '--runtimes'}, --runtimes) "
-            f"that differs from it at {path}: {_shown_value(here)} in the copy, {_shown_value(there)} in the "
-            "platform's; remove the copy (the platform's runtime is what the cluster runs)"
+            f"copy of a runtime the platform supplies (--runtimes) that differs from it at {path}: "
+            f"{_shown_value(here)} in the copy (the platform's value is not shown); remove the copy (the "
+            "platform's runtime is what the cluster runs)"
         )
     inputs.items[:] = kept
 

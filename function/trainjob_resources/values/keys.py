@@ -20,6 +20,9 @@ INDEX_ANNOTATIONS: Final = ("internal.config.kubernetes.io/index", "config.kuber
 # kustomize's record of an object's earlier names and kinds (api/resource/resource.go).
 PREVIOUS_NAMES: Final = ("internal.config.kubernetes.io/previousNames", "config.kubernetes.io/previousNames")
 PREVIOUS_KINDS: Final = ("internal.config.kubernetes.io/previousKinds", "config.kubernetes.io/previousKinds")
+# The name prefixes and suffixes kustomize's namePrefix and nameSuffix added, outermost last (same file).
+NAME_PREFIXES: Final = ("internal.config.kubernetes.io/prefixes", "config.kubernetes.io/prefixes")
+NAME_SUFFIXES: Final = ("internal.config.kubernetes.io/suffixes", "config.kubernetes.io/suffixes")
 # Where kustomize's buildMetadata [originAnnotations] says an object came from.
 ORIGIN: Final = "config.kubernetes.io/origin"
 # The annotation that makes an object a function's config (kyaml runfn; its legacy spelling second).

@@ -32,13 +32,13 @@ from .checks.plan import Plan
 from .checks.provenance import ProvenanceError, dump, has_provenance, recheck_as_written, restore
 from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.rules import registry
+from .checks.rules.crd import stored_spellings
 from .checks.rules.framework import run, stops_at_error
 from .checks.rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
 from .checks.rules.stages import DERIVE, EFFECTIVE, PATCHES, POLICY, RUNTIME_FREE, TRAINJOB
 from .krm.resource_list import Field, FileRef, Item, ItemState, ResourceList, Result
 from .kube.merge import without_nulls
 from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS
-from .trainer.crd_rules import stored_spellings
 from .trainer.effective import RESOURCES_PER_NODE_PATH, ContainerKey, Effective, effective_resources
 from .trainer.sites import ContainerSite, container_sites, writes_resources
 from .trainer.topology import names_kept_for_order, topology
@@ -579,7 +579,7 @@ def _copy(node: Node) -> MappingNode:
 
 def _as_stored(context: TrainJobContext, outcome: Outcome) -> None:
     """Write the quantities of resourcesPerNode as the API server stores them, on a TrainJob that
-    keeps runtimePatches (``crd_rules.stored_spellings``: any other spelling fails every re-sync)."""
+    keeps runtimePatches (``rules/crd.py`` ``stored_spellings``: any other spelling fails every re-sync)."""
     node = outcome.node or context.work or context.item.node
     assert isinstance(node, MappingNode)
     patches = yn.get_path(node, "spec", "runtimePatches")

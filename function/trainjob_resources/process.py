@@ -263,7 +263,7 @@ def contribute(item: Item, bundle: Bundle, config: Options, memo: Memo) -> Contr
     if recheck_as_written(item.node, outcome.node, outcome.failed):
         outcome = process_trainjob(item, bundle, config, memo, records=False)
     results = [
-        item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value)
+        item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value, v.rule)
         for v in outcome.violations
     ]
     if outcome.failed or outcome.node is None:
@@ -465,7 +465,7 @@ def _validate(context: TrainJobContext) -> tuple[list[Violation], dict[Container
 
 
 def _effective_findings(context: TrainJobContext, effective: Effective) -> list[Violation]:
-    return [v for rule in _EFFECTIVE_RULES for v in rule.check(context, effective)]
+    return [v for rule in _EFFECTIVE_RULES for v in rule.findings(context, effective)]
 
 
 def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Effective], outcome: Outcome) -> None:

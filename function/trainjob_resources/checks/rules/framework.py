@@ -76,6 +76,10 @@ class Rule(Record):
         self.reports: Final = reports  # what it finds, for docs/rules.md
         self.check: Final = check
 
+    def findings(self, context: TrainJobContext, subject: Any) -> list[Violation]:
+        """``check``'s findings, each naming this rule (the result's ``tags: {rule: ...}``)."""
+        return [v.made_by(self.name) for v in self.check(context, subject)]
+
 
 def reads_of(rules: Iterable[Rule], *more: Read) -> tuple[Read, ...]:
     """Every read the rules declare (and ``more``), once each, in order."""
@@ -115,7 +119,7 @@ def run(rules: Sequence[Rule], context: TrainJobContext) -> list[Violation]:
         group = rules[start:stop]
         for subject in subjects(scope, context):
             for rule in group:
-                out += rule.check(context, subject)
+                out += rule.findings(context, subject)
         start = stop
     return out
 
@@ -124,7 +128,7 @@ def stops_at_error(rules: Sequence[Rule], context: TrainJobContext) -> list[Viol
     """The rules' findings in registry order, up to the first rule that reports an error."""
     out: list[Violation] = []
     for rule in rules:
-        found = rule.check(context, context)
+        found = rule.findings(context, context)
         out += found
         if any(v.severity == "error" for v in found):
             break

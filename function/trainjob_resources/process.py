@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .checks.bundle import Bundle, Identity, Resolution, identity_of, index, path_of, resolve
+from .checks.bundle import Bundle, Identity, identity_of, index, path_of
 from .checks.context import TrainJobContext
 from .checks.materialize import (
     BOUND_MESSAGE,
@@ -35,7 +35,8 @@ from .checks.rules import registry
 from .checks.rules.crd import stored_spellings
 from .checks.rules.framework import run, stops_at_error
 from .checks.rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
-from .checks.rules.stages import DERIVE, EFFECTIVE, PATCHES, POLICY, RUNTIME_FREE, TRAINJOB
+from .checks.rules.runtime_ref import resolve
+from .checks.rules.stages import DERIVE, EFFECTIVE, PATCHES, POLICY, RESOLVE, RUNTIME_FREE, TRAINJOB
 from .krm.resource_list import Field, FileRef, Item, ItemState, ResourceList, Result
 from .kube.merge import without_nulls
 from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS
@@ -343,6 +344,7 @@ def _with_derived(
     return out
 
 
+_RESOLVE_RULES: Final = registry.of(RESOLVE)
 _RUNTIME_FREE_RULES: Final = registry.of(RUNTIME_FREE)
 _TRAINJOB_RULES: Final = registry.of(TRAINJOB)
 _PATCH_RULES: Final = registry.of(PATCHES)
@@ -384,21 +386,13 @@ def process_trainjob(
     resolution = context.resolution = resolve(
         bundle, trainjob.spec.runtime_ref, item.namespace, context.overrides, path_of(item)
     )
-    if resolution.entry is None:
-        return _unresolved(context, resolution)
+    found = run(_RESOLVE_RULES, context)
     entry = resolution.entry
-    if entry.model is None:
-        return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
-    if entry.invalid and context.overrides and not context.native:
-        return Outcome(
-            [
-                Violation(
-                    "spec.runtimeRef",
-                    f"{entry.display} has container resources the API server refuses (see its errors): "
-                    "no runtime is derived from it",
-                )
-            ]
-        )
+    if entry is None:
+        return _unresolved(context, found)
+    if found:
+        return Outcome(found)
+    assert entry.model is not None  # runtime-ref refused it otherwise
     # A local-config runtime is a reference copy, never emitted: the cluster has it under the name
     # the ref already says (kustomize's previousNames), so the ref keeps that name.
     renamed = resolution.renamed and entry.item.annotation(LOCAL_CONFIG) != "true"
@@ -431,14 +425,16 @@ def process_trainjob(
     return outcome
 
 
-def _unresolved(context: TrainJobContext, resolution: Resolution) -> Outcome:
-    """A TrainJob whose runtime is not in the bundle: passed through, checked by the rules that
-    need no runtime (the CRD's, and those of upstream's TrainJob webhook that read none)."""
-    assert resolution.violation is not None
-    outcome = Outcome([resolution.violation])
-    if resolution.violation.severity != "error":
+def _unresolved(context: TrainJobContext, found: list[Violation]) -> Outcome:
+    """A TrainJob whose runtime is not in the bundle (``found``: why): passed through, checked by the
+    rules that need no runtime (the CRD's, and those of upstream's TrainJob webhook that read none)."""
+    resolution = context.resolution
+    assert resolution is not None and len(found) == 1
+    severity = found[0].severity
+    outcome = Outcome(found)
+    if severity != "error":
         outcome.violations += run(_RUNTIME_FREE_RULES, context)
-        if outcome.failed and resolution.violation.severity == "info":
+        if outcome.failed and severity == "info":
             del outcome.violations[0]  # "passed through unchanged": not with an error
     outcome.unchecked = resolution.absent and not context.overrides and not outcome.failed
     return outcome

@@ -24,6 +24,7 @@ from . import (
     pruned_nulls,
     runtime_free,
     runtime_name,
+    runtime_ref,
     runtime_webhook,
     shadowed_by_per_node,
     tenant_cluster_runtime,
@@ -32,6 +33,7 @@ from . import (
 from .framework import Read, Rule, Stage, reads_of
 
 RULES: Final[tuple[Rule, ...]] = (
+    runtime_ref.RULE,
     crd.RULE,
     foreign_runtime.RULE,
     runtime_free.RULE,

@@ -16,6 +16,8 @@ def _quiet(result: Any) -> bool:
     return all(v.severity == "info" and not v.path for v in result)
 
 
+# A TrainJob's runtimeRef against the bundle: the runtime it names, or why it cannot be used.
+RESOLVE = Stage("resolve")
 # A TrainJob whose runtime is not in the bundle: the rules that need no runtime.
 RUNTIME_FREE = Stage("runtime-free")
 # A resolved TrainJob, every one of them (what they read differs from TrainJob to TrainJob).

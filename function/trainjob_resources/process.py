@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Final
 
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node
 
 from .checks.bundle import Bundle, Identity, identity_of, index, path_of
 from .checks.context import TrainJobContext
@@ -26,25 +26,22 @@ from .checks.materialize import (
     with_internal_annotations,
 )
 from .checks.memo import Memo
-from .checks.moving import by_value
 from .checks.options import DEFAULTS, Options
 from .checks.plan import Plan
 from .checks.provenance import ProvenanceError, dump, has_provenance, recheck_as_written, restore
 from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.rules import registry
-from .checks.rules.crd import stored_spellings
 from .checks.rules.framework import run, stops_at_error
 from .checks.rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
 from .checks.rules.runtime_ref import resolve
-from .checks.rules.stages import DERIVE, EFFECTIVE, PATCHES, POLICY, RESOLVE, RUNTIME_FREE, TRAINJOB
+from .checks.rules.stages import DERIVE, EFFECTIVE, PATCHES, POLICY, RESOLVE, REWRITE, RUNTIME_FREE, TRAINJOB
+from .checks.rules.stored_quantities import respell
 from .krm.resource_list import Field, FileRef, Item, ItemState, ResourceList, Result
-from .kube.merge import without_nulls
 from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS
-from .trainer.effective import RESOURCES_PER_NODE_PATH, ContainerKey, Effective, effective_resources
-from .trainer.sites import ContainerSite, container_sites, writes_resources
+from .trainer.effective import ContainerKey, Effective, effective_resources
+from .trainer.sites import container_sites, writes_resources
 from .trainer.topology import names_kept_for_order, topology
 from .trainer.trainjob_view import parse_trainjob, resources_per_node
-from .values import fieldpath
 from .values.keys import LOCAL_CONFIG, SYNC_WAVE
 from .values.records import MutableRecord, Record
 from .values.violations import Violation
@@ -358,6 +355,7 @@ _EFFECTIVE_READS: Final = registry.reads(EFFECTIVE)
 _POLICY_RULES: Final = registry.of(POLICY)
 _POLICY_READS: Final = registry.reads(POLICY)
 _DERIVE_RULES: Final = registry.of(DERIVE)
+_REWRITE_RULES: Final = registry.of(REWRITE)
 
 
 def process_trainjob(
@@ -414,15 +412,22 @@ def process_trainjob(
         elif context.work is not None and not context.native:
             outcome.node = context.work
             outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
-        if not context.native:
-            _as_stored(context, outcome)
-        _warn_if_repointed(item, outcome)
+        _rewritten(context, outcome)
         return outcome
     _materialize(context, effective, outcome)
     if not outcome.failed:
-        _as_stored(context, outcome)
-        _warn_if_repointed(item, outcome)
+        _rewritten(context, outcome)
     return outcome
+
+
+def _rewritten(context: TrainJobContext, outcome: Outcome) -> None:
+    """The rewrite's last step (resourcesPerNode's quantities as stored, in materialize mode), then
+    the rewrite stage's rules."""
+    if not context.native:
+        _as_stored(context, outcome)
+    context.rewritten = outcome.node
+    context.derives = outcome.derive is not None
+    outcome.violations += run(_REWRITE_RULES, context)
 
 
 def _unresolved(context: TrainJobContext, found: list[Violation]) -> Outcome:
@@ -478,10 +483,6 @@ def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Eff
         outcome.violations += found
         if any(v.severity == "error" for v in found):
             return
-        too_much = context.memo.bound.admit(context.derived_identity, entry.item, entry.display, len(plan.spelling))
-        if too_much is not None:
-            outcome.violations.append(too_much)
-            return
         request = DeriveRequest(context.derived_identity, entry.identity, plan)
     work = context.work
     if work is None:
@@ -490,11 +491,8 @@ def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Eff
     assert entry.model is not None
     removed = strip_resources(work, names_kept_for_order(topo, entry.model, context.sites))
     if trainer_sites:
-        written = without_nulls(context.per_node)
         moved = context.moved[0]
         assert moved is not None  # the patches' rules refused the patches that cannot move
-        if has_provenance(item.node) and by_value(moved) != by_value(written or {}):
-            outcome.violations.append(_trainer_changed(trainer_sites[0]))
         _move_to_resources_per_node(work, moved, outcome)
         removed = [r for r in removed if not any(r.container == s.name and r.job == s.job for s in trainer_sites)]
     if request is not None:
@@ -515,48 +513,6 @@ def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Eff
     outcome.node = work
 
 
-_RECREATE = (
-    "spec.runtimeRef is immutable (trainjob_types.go), so a cluster that has this TrainJob refuses the "
-    "change: recreate the TrainJob (delete and apply; Argo CD: argocd.argoproj.io/sync-options: "
-    "Force=true,Replace=true; README, Lifecycle on a live cluster)"
-)
-
-
-def _trainer_changed(site: ContainerSite) -> Violation:
-    """A move that changes spec.trainer of a TrainJob the function rendered before (its records say
-    so; without records, as under kustomize or Argo CD, the function cannot tell)."""
-    return Violation(
-        site.resources_path,
-        "this TrainJob was rendered before, and moving these resources changes its "
-        "spec.trainer.resourcesPerNode: spec.trainer is immutable (CEL self == oldSelf, trainjob_types.go, "
-        "suspended or not), so a cluster that has this TrainJob refuses the change: recreate the TrainJob "
-        "(delete and apply; Argo CD: argocd.argoproj.io/sync-options: Force=true,Replace=true; README, "
-        "Lifecycle on a live cluster)",
-        severity="warning",
-    )
-
-
-def _ref_name(node: Node | None) -> tuple[str, str]:
-    ref = yn.get_path(node, "spec", "runtimeRef")
-    return (yn.scalar(yn.get(ref, "kind")) or CLUSTER_RUNTIME_KIND, yn.scalar(yn.get(ref, "name")) or "")
-
-
-def _warn_if_repointed(item: Item, outcome: Outcome) -> None:
-    """A TrainJob rendered before (kpt writes the output back, records and all) whose runtimeRef this
-    render changes: its overrides changed, or went, since. The API server refuses that change on an
-    existing TrainJob (runtimeRef is immutable, trainjob_types.go)."""
-    if outcome.node is None or not has_provenance(item.node):
-        return
-    before, after = _ref_name(item.node), _ref_name(outcome.node)
-    if before == after:
-        return
-    if outcome.derive is None:
-        what = f"no resources in runtimePatches any more, so runtimeRef goes back from {before[1]!r} to {after[1]!r}"
-    else:
-        what = f"the overrides changed since the last render, so runtimeRef goes from {before[1]!r} to {after[1]!r}"
-    outcome.violations.append(Violation("spec.runtimeRef", f"{what}: {_RECREATE}", severity="warning"))
-
-
 def _rename_ref(work: MappingNode, raw: Any, name: str) -> Any:
     """Point the TrainJob's runtimeRef at the name kustomize gave its runtime; ``raw`` with that
     name (what provenance records as the ref written), leaving the item's own value alone."""
@@ -575,33 +531,11 @@ def _copy(node: Node) -> MappingNode:
 
 def _as_stored(context: TrainJobContext, outcome: Outcome) -> None:
     """Write the quantities of resourcesPerNode as the API server stores them, on a TrainJob that
-    keeps runtimePatches (``rules/crd.py`` ``stored_spellings``: any other spelling fails every re-sync)."""
+    keeps runtimePatches (``rules/stored_quantities.py``: any other spelling fails every re-sync)."""
     node = outcome.node or context.work or context.item.node
     assert isinstance(node, MappingNode)
-    patches = yn.get_path(node, "spec", "runtimePatches")
-    per_node = yn.get_path(node, "spec", "trainer", "resourcesPerNode")
-    if not isinstance(patches, SequenceNode) or not patches.value or not isinstance(per_node, MappingNode):
-        return
-    found = stored_spellings(yn.to_python(per_node))
-    for section, name, value, stored in found:
-        values = yn.get(per_node, section)
-        assert isinstance(values, MappingNode)
-        written = yn.get(values, name)
-        shown = written.value if isinstance(written, ScalarNode) else value
-        yn.set_key(values, name, yn.text_node(stored))
-        outcome.violations.append(
-            Violation(
-                fieldpath.child(f"{RESOURCES_PER_NODE_PATH}.{section}", name),
-                f'{name}: {shown} written as "{stored}", the string the API server stores: upstream\'s TrainJob '
-                "webhook, which timestamps runtimePatches, stores every quantity here in Kubernetes' canonical "
-                "form, and spec.trainer is immutable (self == oldSelf, trainjob_types.go), so the spelling as "
-                "written would fail every re-sync",
-                "info",
-                value,
-                stored,
-            )
-        )
-    if found:
+    context.respelled = respell(node)
+    if context.respelled:
         outcome.node = node
         outcome.changes.append("quantities in spec.trainer.resourcesPerNode written as the API server stores them")
 

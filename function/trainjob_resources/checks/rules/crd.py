@@ -24,7 +24,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...kube.merge import DIRECTIVE, MAPPINGS, REPLACE
-from ...kube.quantity import QuantityError, parse_quantity
 from ...trainer.api import JOB_CHAIN, POD_CHAIN
 from ...trainer.releases import NEWEST, TrainerRelease, release
 from ...values import fieldpath
@@ -33,6 +32,7 @@ from ...values.violations import Violation
 from ..context import TrainJobContext
 from .framework import Rule
 from .stages import RUNTIME_FREE, TRAINJOB
+from .stored_quantities import stored_spellings
 
 _RFC1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _POD_LISTS: tuple[tuple[str, int, str | None], ...] = (
@@ -223,36 +223,6 @@ def _trainer(trainer: Any) -> list[Violation]:
                 current_value=per_node,
             )
         )
-    return out
-
-
-def stored_spellings(per_node: Any) -> list[tuple[str, str, Any, str]]:
-    """The quantities of ``spec.trainer.resourcesPerNode`` that a TrainJob with runtimePatches does
-    not keep as written: (section, name, value as written, the string the API server stores).
-
-    Upstream's TrainJob defaulting webhook (``pkg/webhooks/trainjob_webhook.go``), which sets each
-    patch's ``time`` on create, answers with the object as Go encodes it: every Quantity as
-    ``Quantity.String()``, Kubernetes' canonical form, a string (1 is "1", 1.5 and "1.5" are
-    "1500m", "2048Mi" is "2Gi"; "1e3" stays). The next apply sends the spelling written again, and
-    the CRD's rule on ``spec.trainer``, ``self == oldSelf``
-    (``pkg/apis/trainer/v1alpha1/trainjob_types.go``), refuses the change: every re-sync fails.
-    Without runtimePatches the webhook changes nothing and what was written is kept. All seen on the
-    control plane (tests/test_cluster_admission.py, tests/cluster/test_stored_quantities.py). A value
-    that is no quantity is left to the rules that refuse it."""
-    out: list[tuple[str, str, Any, str]] = []
-    if not isinstance(per_node, MAPPINGS):
-        return out
-    for section in ("limits", "requests"):
-        values = per_node.get(section)
-        for name, value in values.items() if isinstance(values, MAPPINGS) else ():
-            if isinstance(value, bool) or not isinstance(value, int | float | str):
-                continue
-            try:
-                stored = parse_quantity(value).canonical()
-            except QuantityError:
-                continue
-            if stored != value:
-                out.append((section, str(name), value, stored))
     return out
 
 

@@ -19,15 +19,19 @@ from . import (
     managers,
     name_clash,
     namespace_policy,
+    output_bound,
     plausible_quantities,
     pod_level,
     pruned_nulls,
+    repointed,
     runtime_free,
     runtime_name,
     runtime_ref,
     runtime_webhook,
     shadowed_by_per_node,
+    stored_quantities,
     tenant_cluster_runtime,
+    trainer_changed,
     unmovable,
 )
 from .framework import Read, Rule, Stage, reads_of
@@ -56,6 +60,10 @@ RULES: Final[tuple[Rule, ...]] = (
     runtime_name.RULE,
     name_clash.RULE,
     runtime_webhook.RULE,
+    output_bound.RULE,
+    trainer_changed.RULE,
+    stored_quantities.RULE,
+    repointed.RULE,
 )
 
 

@@ -30,3 +30,5 @@ EFFECTIVE = Stage("effective")
 POLICY = Stage("policy", _quiet)
 # Before a runtime is derived: the first rule with an error stops the stage, and nothing is derived.
 DERIVE = Stage("derive")
+# The TrainJob rewritten: what the rewrite did that a live cluster or the user must know.
+REWRITE = Stage("rewrite")

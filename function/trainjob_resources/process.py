@@ -1,4 +1,8 @@
-"""The pipeline: index the bundle, then for each TrainJob resolve, validate and materialize.
+"""The pipeline, in the stages of ``checks/rules/stages.py``: ``process`` indexes the bundle, has
+each TrainJob processed (``process_trainjob``: parse, resolve, then the runtime-free stage or the
+trainjob, patches, effective and policy stages, then derive and rewrite), and emits the items with
+each derived runtime placed before its first TrainJob. A stage's findings come from its rules
+(``checks/rules/registry.py``).
 
 Pure: it takes a ResourceList and returns it with items rewritten and results added. A TrainJob
 with an error is returned exactly as written, and so is the derived runtime it still uses.
@@ -361,8 +365,31 @@ _REWRITE_RULES: Final = registry.of(REWRITE)
 def process_trainjob(
     item: Item, bundle: Bundle, config: Options, memo: Memo | None = None, records: bool = True
 ) -> Outcome:
-    """Resolve, validate and (in materialize mode) rewrite one TrainJob; ``item`` itself is not changed.
+    """One TrainJob through the stages (``checks/rules/stages.py``); ``item`` itself is not changed.
     ``records``: undo a previous render's records first (``provenance.restore``)."""
+    context = _parse(item, bundle, config, memo or Memo(), records)
+    if isinstance(context, Outcome):
+        return context
+    found = _resolve(context)
+    if context.entry is None:
+        return _unresolved(context, found)  # the runtime-free stage
+    if found:
+        return Outcome(found)
+    outcome, effective = _validate(context)  # the trainjob, patches, effective and policy stages
+    if outcome.failed:
+        return outcome
+    if context.native or not context.overrides:
+        _pass_through(context, outcome)
+    else:
+        _materialize(context, effective, outcome)  # the derive stage, then the rewrite
+        if outcome.failed:
+            return outcome
+    _rewritten(context, outcome)
+    return outcome
+
+
+def _parse(item: Item, bundle: Bundle, config: Options, memo: Memo, records: bool) -> TrainJobContext | Outcome:
+    """The TrainJob as Trainer's API reads it (its records of an earlier render undone first), or why it cannot be."""
     assert isinstance(item.node, MappingNode)
     work: MappingNode | None = None
     if records and has_provenance(item.node):
@@ -377,47 +404,63 @@ def process_trainjob(
         violations.append(Violation("metadata.name", "a TrainJob needs a name (metadata.name)"))
     if trainjob is None or violations:
         return Outcome(violations)
-    context = TrainJobContext(item, trainjob, raw, bundle, config, memo or Memo())
+    context = TrainJobContext(item, trainjob, raw, bundle, config, memo)
     context.work = work
     context.sites = list(container_sites(trainjob, raw))
     context.overrides = any(s.resources is not None for s in context.sites) or writes_resources(raw)
+    return context
+
+
+def _resolve(context: TrainJobContext) -> list[Violation]:
+    """The runtime the TrainJob names, and the resolve stage's findings; without any, the context
+    is ``resolved`` (and the ref follows a kustomize rename)."""
+    item, trainjob = context.item, context.trainjob
     resolution = context.resolution = resolve(
-        bundle, trainjob.spec.runtime_ref, item.namespace, context.overrides, path_of(item)
+        context.bundle, trainjob.spec.runtime_ref, item.namespace, context.overrides, path_of(item)
     )
     found = run(_RESOLVE_RULES, context)
     entry = resolution.entry
-    if entry is None:
-        return _unresolved(context, found)
-    if found:
-        return Outcome(found)
+    if entry is None or found:
+        return found
     assert entry.model is not None  # runtime-ref refused it otherwise
-    # A local-config runtime is a reference copy, never emitted: the cluster has it under the name
-    # the ref already says (kustomize's previousNames), so the ref keeps that name.
-    renamed = resolution.renamed and entry.item.annotation(LOCAL_CONFIG) != "true"
-    if renamed:
-        context.work = work if work is not None else _copy(item.node)
-        context.raw = _rename_ref(context.work, raw, entry.item.name)
+    if _follows_rename(context):
+        if context.work is None:
+            context.work = _copy(item.node)
+        context.raw = _rename_ref(context.work, context.raw, entry.item.name)
     context.resolved(entry, resources_per_node(trainjob), topology(entry.model, trainjob, context.sites))
-    remembered = context.memo
-    found, effective = remembered.remember(PATCHES, _PATCH_READS, context, lambda: _validate(context))
+    return []
+
+
+def _follows_rename(context: TrainJobContext) -> bool:
+    """Whether the ref takes the name kustomize gave its runtime. A local-config runtime is a reference
+    copy, never emitted: the cluster has it under the name the ref already says (kustomize's
+    previousNames), so the ref keeps that name."""
+    resolution = context.resolution
+    assert resolution is not None and resolution.entry is not None
+    return resolution.renamed and resolution.entry.item.annotation(LOCAL_CONFIG) != "true"
+
+
+def _validate(context: TrainJobContext) -> tuple[Outcome, dict[ContainerKey, Effective]]:
+    """The trainjob stage, the patches and effective stages (remembered together), then, without an
+    error so far, the policy stage."""
+    memo = context.memo
+    found, effective = memo.remember(PATCHES, _PATCH_READS, context, lambda: _patches(context))
     outcome = Outcome(run(_TRAINJOB_RULES, context) + found)
     if not outcome.failed:
-        outcome.violations += remembered.remember(POLICY, _POLICY_READS, context, lambda: run(_POLICY_RULES, context))
-    if outcome.failed:
-        return outcome
-    if context.native or not context.overrides:
-        if renamed:
-            outcome.node = context.work
-            outcome.changes.append(f"runtimeRef.name set to {entry.item.name!r}, the runtime's name after kustomize")
-        elif context.work is not None and not context.native:
-            outcome.node = context.work
-            outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
-        _rewritten(context, outcome)
-        return outcome
-    _materialize(context, effective, outcome)
-    if not outcome.failed:
-        _rewritten(context, outcome)
-    return outcome
+        outcome.violations += memo.remember(POLICY, _POLICY_READS, context, lambda: run(_POLICY_RULES, context))
+    return outcome, effective
+
+
+def _pass_through(context: TrainJobContext, outcome: Outcome) -> None:
+    """A TrainJob that derives nothing (native mode, or no resources in its patches): rewritten only
+    to follow a kustomize rename, or to restore what an earlier render changed."""
+    if _follows_rename(context):
+        name = context.runtime.item.name
+        outcome.node = context.work
+        outcome.changes.append(f"runtimeRef.name set to {name!r}, the runtime's name after kustomize")
+    elif context.work is not None and not context.native:
+        outcome.node = context.work
+        outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
 
 
 def _rewritten(context: TrainJobContext, outcome: Outcome) -> None:
@@ -445,9 +488,9 @@ def _unresolved(context: TrainJobContext, found: list[Violation]) -> Outcome:
     return outcome
 
 
-def _validate(context: TrainJobContext) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
-    """The patches' findings, and (when none is an error) the effective resources of every container
-    a patch or resourcesPerNode sizes, with theirs."""
+def _patches(context: TrainJobContext) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
+    """The patches stage's findings, and (when none is an error) the effective resources of every
+    container a patch or resourcesPerNode sizes, with the effective stage's findings."""
     out = run(_PATCH_RULES, context)
     if any(v.severity == "error" for v in out):
         return out, {}

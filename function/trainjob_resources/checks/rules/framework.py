@@ -25,14 +25,16 @@ R = TypeVar("R")
 
 
 class Stage(Record):
-    """A step of the pipeline whose rules run together. ``shareable``: whether a result may serve
-    every TrainJob of the same shape (what its rules read, less where: field paths and manager names);
-    None: a result is reused only for an equal key."""
+    """A step of the pipeline (``stages.py``), whose rules run together. ``when``: what it runs on,
+    for docs/rules.md. ``shareable``: whether a result may serve every TrainJob of the same shape (what
+    its rules read, less where: field paths and manager names); None: a result is reused only for an
+    equal key."""
 
-    __slots__ = ("name", "shareable")
+    __slots__ = ("name", "shareable", "when")
 
-    def __init__(self, name: str, shareable: Callable[[Any], bool] | None = None) -> None:
+    def __init__(self, name: str, when: str, shareable: Callable[[Any], bool] | None = None) -> None:
         self.name: Final = name
+        self.when: Final = when
         self.shareable: Final = shareable
 
 

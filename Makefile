@@ -71,6 +71,7 @@ goldens: $(STAMP)
 	$(BIN)/python -m tests.goldens
 	$(BIN)/python -m tests.test_explain
 	$(BIN)/python -m tests.test_render_goldens
+	$(BIN)/python -m tests.rules_doc
 	$(BIN)/python -m tests.examples
 
 ## Run the benchmark (bench/run.py, a minute or two) and compare with its targets.

@@ -64,8 +64,9 @@ Each finding names its rule in its result, as the KRM result's `tags` (kyaml `fn
 
 (`tests/testdata/error/requests-above-limits/results.yaml`; `resourceRef` and `file` in flow style here.)
 
-The findings of the parse and index stages (a TrainJob or runtime that cannot be read, the
-functionConfig's errors) are made by `process.py` itself and carry no rule.
+The findings made once per render (the functionConfig's errors, an empty input, a runtime that
+cannot be read or whose resources the API server refuses, an item that is no object) are made by
+`process.py` itself and carry no rule, nor does the info that says what a TrainJob's rewrite changed.
 """
 
 

@@ -38,14 +38,14 @@ from .checks.rules import registry
 from .checks.rules.framework import run, stops_at_error
 from .checks.rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
 from .checks.rules.runtime_ref import resolve
-from .checks.rules.stages import DERIVE, EFFECTIVE, PATCHES, POLICY, RESOLVE, REWRITE, RUNTIME_FREE, TRAINJOB
+from .checks.rules.stages import DERIVE, EFFECTIVE, PARSE, PATCHES, POLICY, RESOLVE, REWRITE, RUNTIME_FREE, TRAINJOB
 from .checks.rules.stored_quantities import respell
 from .krm.resource_list import Field, FileRef, Item, ItemState, ResourceList, Result
 from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS
 from .trainer.effective import ContainerKey, Effective, effective_resources
 from .trainer.sites import container_sites, writes_resources
 from .trainer.topology import names_kept_for_order, topology
-from .trainer.trainjob_view import parse_trainjob, resources_per_node
+from .trainer.trainjob_view import TrainJobView, parse_trainjob, resources_per_node
 from .values.keys import LOCAL_CONFIG, SYNC_WAVE
 from .values.records import MutableRecord, Record
 from .values.violations import Violation
@@ -345,6 +345,7 @@ def _with_derived(
     return out
 
 
+_PARSE_RULES: Final = registry.of(PARSE)
 _RESOLVE_RULES: Final = registry.of(RESOLVE)
 _RUNTIME_FREE_RULES: Final = registry.of(RUNTIME_FREE)
 _TRAINJOB_RULES: Final = registry.of(TRAINJOB)
@@ -391,23 +392,23 @@ def process_trainjob(
 def _parse(item: Item, bundle: Bundle, config: Options, memo: Memo, records: bool) -> TrainJobContext | Outcome:
     """The TrainJob as Trainer's API reads it (its records of an earlier render undone first), or why it cannot be."""
     assert isinstance(item.node, MappingNode)
-    work: MappingNode | None = None
+    context = TrainJobContext(item, None, None, bundle, config, memo)
+    trainjob: TrainJobView | None = None
     if records and has_provenance(item.node):
-        work = _copy(item.node)
+        context.work = _copy(item.node)
         try:
-            restore(work)
+            restore(context.work)
         except ProvenanceError as err:
-            return Outcome([Violation("metadata.annotations", str(err))])
-    raw = yn.to_python(work) if work is not None else item.value()
-    trainjob, violations = parse_trainjob(raw)
-    if not item.name:
-        violations.append(Violation("metadata.name", "a TrainJob needs a name (metadata.name)"))
-    if trainjob is None or violations:
-        return Outcome(violations)
-    context = TrainJobContext(item, trainjob, raw, bundle, config, memo)
-    context.work = work
-    context.sites = list(container_sites(trainjob, raw))
-    context.overrides = any(s.resources is not None for s in context.sites) or writes_resources(raw)
+            context.records_error = str(err)
+    if context.records_error is None:
+        context.raw = yn.to_python(context.work) if context.work is not None else item.value()
+        trainjob, context.api_violations = parse_trainjob(context.raw)
+    found = run(_PARSE_RULES, context)
+    if trainjob is None or found:
+        return Outcome(found)
+    context.trainjob = trainjob
+    context.sites = list(container_sites(trainjob, context.raw))
+    context.overrides = any(s.resources is not None for s in context.sites) or writes_resources(context.raw)
     return context
 
 

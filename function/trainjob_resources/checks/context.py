@@ -23,6 +23,7 @@ from ..trainer.sites import ContainerSite, JobPatchSite, job_sites
 from ..trainer.topology import Topology
 from ..trainer.trainjob_view import TrainJobView
 from ..values.records import MutableRecord, Record
+from ..values.violations import Violation
 from . import moving
 from .bundle import Bundle, Identity, Resolution, RuntimeEntry
 from .options import Options
@@ -74,6 +75,8 @@ class TrainJobContext(MutableRecord):
         "_job_sites",
         "_managers",
         "_moved",
+        "_trainjob",
+        "api_violations",
         "bundle",
         "config",
         "derives",
@@ -85,20 +88,24 @@ class TrainJobContext(MutableRecord):
         "per_node",
         "plan",
         "raw",
+        "records_error",
         "resolution",
         "respelled",
         "rewritten",
         "sites",
         "topology",
-        "trainjob",
         "work",
     )
 
     def __init__(
-        self, item: Item, trainjob: TrainJobView, raw: Any, bundle: Bundle, config: Options, memo: Remembering
+        self, item: Item, trainjob: TrainJobView | None, raw: Any, bundle: Bundle, config: Options, memo: Remembering
     ) -> None:
         self.item = item
-        self.trainjob = trainjob
+        self._trainjob = trainjob
+        # What the parse stage's rules report: why the records of an earlier render cannot be undone,
+        # and the fields Trainer's API refuses (``trainer/trainjob_view.py``).
+        self.records_error: str | None = None
+        self.api_violations: list[Violation] = []
         self.raw = raw  # the TrainJob as plain data (restored from its records when it carries them)
         self.bundle = bundle
         self.config = config
@@ -126,6 +133,16 @@ class TrainJobContext(MutableRecord):
         self.entry = entry
         self.per_node = per_node
         self.topology = topology
+
+    @property
+    def trainjob(self) -> TrainJobView:
+        """The TrainJob as Trainer's API reads it (only once parsed)."""
+        assert self._trainjob is not None
+        return self._trainjob
+
+    @trainjob.setter
+    def trainjob(self, trainjob: TrainJobView) -> None:
+        self._trainjob = trainjob
 
     @property
     def namespace(self) -> str:

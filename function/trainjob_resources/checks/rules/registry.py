@@ -23,6 +23,7 @@ from . import (
     plausible_quantities,
     pod_level,
     pruned_nulls,
+    records,
     repointed,
     runtime_free,
     runtime_name,
@@ -32,11 +33,14 @@ from . import (
     stored_quantities,
     tenant_cluster_runtime,
     trainer_changed,
+    trainjob_api,
     unmovable,
 )
 from .framework import Read, Rule, Stage, reads_of
 
 RULES: Final[tuple[Rule, ...]] = (
+    records.RULE,
+    trainjob_api.RULE,
     runtime_ref.RULE,
     crd.RULE,
     foreign_runtime.RULE,

@@ -372,10 +372,11 @@ def process_trainjob(
     if isinstance(context, Outcome):
         return context
     found = _resolve(context)
-    if context.entry is None:
+    assert context.resolution is not None
+    if context.resolution.entry is None:
         return _unresolved(context, found)  # the runtime-free stage
     if found:
-        return Outcome(found)
+        return Outcome(found)  # a runtime it cannot use
     outcome, effective = _validate(context)  # the trainjob, patches, effective and policy stages
     if outcome.failed:
         return outcome
@@ -478,7 +479,7 @@ def _unresolved(context: TrainJobContext, found: list[Violation]) -> Outcome:
     """A TrainJob whose runtime is not in the bundle (``found``: why): passed through, checked by the
     rules that need no runtime (the CRD's, and those of upstream's TrainJob webhook that read none)."""
     resolution = context.resolution
-    assert resolution is not None and len(found) == 1
+    assert resolution is not None and found  # runtime-ref says why first
     severity = found[0].severity
     outcome = Outcome(found)
     if severity != "error":

@@ -64,9 +64,9 @@ Each finding names its rule in its result, as the KRM result's `tags` (kyaml `fn
 
 (`tests/testdata/error/requests-above-limits/results.yaml`; `resourceRef` and `file` in flow style here.)
 
-The findings made once per render (the functionConfig's errors, an empty input, a runtime that
-cannot be read or whose resources the API server refuses, an item that is no object) are made by
-`process.py` itself and carry no rule, nor does the info that says what a TrainJob's rewrite changed.
+What the functionConfig's errors, an empty input and an item that is no object say is made by
+`process.py` (and `krm/`) itself and carries no rule, nor does the info that says what a TrainJob's
+rewrite changed, nor the run's summary.
 """
 
 

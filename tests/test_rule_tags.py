@@ -10,6 +10,7 @@ from trainjob_resources.checks.provenance import RESOURCES, RUNTIME_REF
 from trainjob_resources.checks.rules.registry import RULES
 from trainjob_resources.krm.resource_list import Result
 
+from tests.goldens import TESTDATA, results_of, run_function
 from tests.support import render, trainjob
 
 
@@ -44,3 +45,17 @@ def test_every_tag_names_a_registered_rule_and_survives_pickling() -> None:
     result = Result("m", "warning", rule="crd")
     assert pickle.loads(pickle.dumps(result)) == result  # cli/fan_out.py sends results between processes
     assert result.to_python()["tags"] == {"rule": "crd"}
+
+
+def test_a_runtimes_refused_resources_are_the_index_stages_and_its_trainjobs_the_resolve_stages() -> None:
+    text = (TESTDATA / "success" / "data-loader-64gi" / "input.yaml").read_text()
+    trainer = "                  - name: node\n                    image: pytorch/pytorch\n"
+    metrics = "                  - name: metrics\n                    image: metrics\n"
+    metrics += "                    resources:\n                      requests:\n                        cpu: 2 cores\n"
+    code, out, _ = run_function(text.replace(trainer, trainer + metrics, 1).encode())
+    assert code == 1
+    found = [(r["resourceRef"]["kind"], r["severity"], r["tags"]) for r in results_of(out)]
+    assert found == [
+        ("ClusterTrainingRuntime", "error", {"rule": "runtime-resources"}),
+        ("TrainJob", "error", {"rule": "runtime-ref"}),
+    ]

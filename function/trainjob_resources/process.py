@@ -38,7 +38,18 @@ from .checks.rules import registry
 from .checks.rules.framework import run, stops_at_error
 from .checks.rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
 from .checks.rules.runtime_ref import resolve
-from .checks.rules.stages import DERIVE, EFFECTIVE, PARSE, PATCHES, POLICY, RESOLVE, REWRITE, RUNTIME_FREE, TRAINJOB
+from .checks.rules.stages import (
+    DERIVE,
+    EFFECTIVE,
+    INDEX,
+    PARSE,
+    PATCHES,
+    POLICY,
+    RESOLVE,
+    REWRITE,
+    RUNTIME_FREE,
+    TRAINJOB,
+)
 from .checks.rules.stored_quantities import respell
 from .krm.resource_list import Field, FileRef, Item, ItemState, ResourceList, Result
 from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS
@@ -210,19 +221,8 @@ def process(
         resource_list.results.append(Result(EMPTY_INPUT, "warning"))
     bundle = index(resource_list.items, platform)
     for entry in bundle.runtimes.values():
-        for v in entry.violations:
-            resource_list.results.append(
-                entry.item.result(f"runtime cannot be read: {v.message}", "error", v.path, v.current_value)
-            )
-        for v in entry.invalid:
-            resource_list.results.append(
-                entry.item.result(
-                    f"{v.message} (Kubernetes refuses it; no runtime is derived from this one)",
-                    "error",
-                    v.path,
-                    v.current_value,
-                )
-            )
+        for v in (v for rule in _INDEX_RULES for v in rule.findings(bundle, entry)):
+            resource_list.results.append(entry.item.result(v.message, v.severity, v.path, v.current_value, rule=v.rule))
     memo = Memo()
     trainjobs = bundle.trainjobs
     contributions = fan_out(TrainJobWork(trainjobs, bundle, config, memo))
@@ -345,6 +345,7 @@ def _with_derived(
     return out
 
 
+_INDEX_RULES: Final = registry.of(INDEX)
 _PARSE_RULES: Final = registry.of(PARSE)
 _RESOLVE_RULES: Final = registry.of(RESOLVE)
 _RUNTIME_FREE_RULES: Final = registry.of(RUNTIME_FREE)

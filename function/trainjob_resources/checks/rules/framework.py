@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from ..context import TrainJobContext
 
 # What a rule is applied to: the TrainJob once, each patched replicated job (``JobPatchSite``), each
-# ContainerPatch (``ContainerSite``), or each container's effective resources (``Effective``).
-Scope = Literal["trainjob", "job-site", "container-site", "effective"]
+# ContainerPatch (``ContainerSite``), or each container's effective resources (``Effective``); in
+# the index stage, each runtime of the bundle (``RuntimeEntry``).
+Scope = Literal["trainjob", "job-site", "container-site", "effective", "runtime"]
 
 R = TypeVar("R")
 
@@ -56,9 +57,10 @@ class Read(Record):
 
 
 class Rule(Record):
-    """One check. ``check(context, subject)`` returns its findings; the subject is what ``scope``
-    names (the context itself for ``trainjob``). ``reads`` must name everything ``check`` reads
-    besides the subject: the memo keys on it (tests/test_memo.py renders with and without the memo)."""
+    """One check. ``check(context, subject)`` returns its findings; the context is the TrainJob's
+    ``TrainJobContext`` (the ``Bundle`` for a ``runtime`` rule), the subject what ``scope`` names (the
+    context itself for ``trainjob``). ``reads`` must name everything ``check`` reads besides the
+    subject: the memo keys on it (tests/test_memo.py renders with and without the memo)."""
 
     __slots__ = ("check", "name", "reads", "reports", "scope", "stages")
 
@@ -69,7 +71,7 @@ class Rule(Record):
         scope: Scope,
         reads: tuple[Read, ...],
         reports: str,
-        check: Callable[[TrainJobContext, Any], list[Violation]],
+        check: Callable[[Any, Any], list[Violation]],
     ) -> None:
         self.name: Final = name
         self.stages: Final = stages
@@ -78,7 +80,7 @@ class Rule(Record):
         self.reports: Final = reports  # what it finds, for docs/rules.md
         self.check: Final = check
 
-    def findings(self, context: TrainJobContext, subject: Any) -> list[Violation]:
+    def findings(self, context: Any, subject: Any) -> list[Violation]:
         """``check``'s findings, each naming this rule (the result's ``tags: {rule: ...}``)."""
         return [v.made_by(self.name) for v in self.check(context, subject)]
 

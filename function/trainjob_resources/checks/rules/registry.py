@@ -27,7 +27,9 @@ from . import (
     repointed,
     runtime_free,
     runtime_name,
+    runtime_readable,
     runtime_ref,
+    runtime_resources,
     runtime_webhook,
     shadowed_by_per_node,
     stored_quantities,
@@ -39,6 +41,8 @@ from . import (
 from .framework import Read, Rule, Stage, reads_of
 
 RULES: Final[tuple[Rule, ...]] = (
+    runtime_readable.RULE,
+    runtime_resources.RULE,
     records.RULE,
     trainjob_api.RULE,
     runtime_ref.RULE,

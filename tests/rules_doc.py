@@ -79,7 +79,7 @@ def _stages() -> str:
 
 
 def _reads(rule: Rule) -> str:
-    return ", ".join(read.name for read in rule.reads) or "(the TrainJob as written: never remembered)"
+    return ", ".join(read.name for read in rule.reads) or "(none: its findings are never remembered)"
 
 
 def _module(rule: Rule) -> str:

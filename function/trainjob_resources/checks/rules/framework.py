@@ -82,7 +82,8 @@ class Rule(Record):
 
     def findings(self, context: Any, subject: Any) -> list[Violation]:
         """``check``'s findings, each naming this rule (the result's ``tags: {rule: ...}``)."""
-        return [v.made_by(self.name) for v in self.check(context, subject)]
+        found = self.check(context, subject)
+        return [v.made_by(self.name) for v in found] if found else found
 
 
 def reads_of(rules: Iterable[Rule], *more: Read) -> tuple[Read, ...]:

@@ -21,9 +21,11 @@ def _check(context: TrainJobContext, _: Any) -> list[Violation]:
     if context.plan is None or not has_provenance(context.item.node):
         return []  # not materialized, or never rendered before
     topo = context.topo
-    site = next((s for s in context.sites if s.resources is not None and topo.is_trainer(*s.key)), None)
+    site = next((s for s in context.patched_sites if topo.is_trainer(*s.key)), None)
+    if site is None:
+        return []  # nothing moved
     moved = context.moved[0]
-    if site is None or moved is None or by_value(moved) == by_value(without_nulls(context.per_node) or {}):
+    if moved is None or by_value(moved) == by_value(without_nulls(context.per_node) or {}):
         return []
     return [
         Violation(

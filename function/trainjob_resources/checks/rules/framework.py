@@ -82,7 +82,10 @@ class Rule(Record):
 
     def findings(self, context: Any, subject: Any) -> list[Violation]:
         """``check``'s findings, each naming this rule (the result's ``tags: {rule: ...}``)."""
-        found = self.check(context, subject)
+        return self.named(self.check(context, subject))
+
+    def named(self, found: list[Violation]) -> list[Violation]:
+        """``found``, each naming this rule (most checks find nothing: nothing is copied then)."""
         return [v.made_by(self.name) for v in found] if found else found
 
 
@@ -124,7 +127,9 @@ def run(rules: Sequence[Rule], context: TrainJobContext) -> list[Violation]:
         group = rules[start:stop]
         for subject in subjects(scope, context):
             for rule in group:
-                out += rule.findings(context, subject)
+                found = rule.check(context, subject)
+                if found:
+                    out += rule.named(found)
         start = stop
     return out
 
@@ -133,7 +138,7 @@ def stops_at_error(rules: Sequence[Rule], context: TrainJobContext) -> list[Viol
     """The rules' findings in registry order, up to the first rule that reports an error."""
     out: list[Violation] = []
     for rule in rules:
-        found = rule.findings(context, context)
+        found = rule.named(rule.check(context, context))
         out += found
         if any(v.severity == "error" for v in found):
             break

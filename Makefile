@@ -73,6 +73,7 @@ lint: $(STAMP)
 ## own one, with the golden checker's update switch (tests/kit/golden.py); review the diff.
 goldens: $(STAMP)
 	$(BIN)/python -m pytest --update-goldens -p no:cacheprovider -m "not cluster and not image" $(GOLDEN_TESTS)
+	$(BIN)/python -m tests.rules_doc
 
 ## Run the benchmark (bench/run.py, a minute or two) and compare with its targets.
 bench: $(STAMP)

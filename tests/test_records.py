@@ -36,6 +36,6 @@ def test_internal_slots_are_neither_compared_nor_shown() -> None:
     assert "_namespace_policy" not in repr(bundle)
     assert repr(parse_quantity("1Gi")) == "Quantity(coefficient=1073741824, exponent=0, format='BinarySI')"
     assert repr(Violation("p", "m")) == (
-        "Violation(current_value=None, message='m', path='p', proposed_value=None, severity='error')"
+        "Violation(current_value=None, message='m', path='p', proposed_value=None, rule='', severity='error')"
     )
     assert Quantity(1000, 0) == Quantity(1, 3)  # Quantity keeps its own numeric equality

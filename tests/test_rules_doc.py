@@ -1,27 +1,54 @@
-"""docs/rules.md lists every registered rule, in registry order, with what it declares."""
+"""docs/rules.md is written from the registry (``python -m tests.rules_doc``), every rule module is
+registered, and the page's worked example passes our own ruff and mypy as a rule module."""
 
 from __future__ import annotations
 
-import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from trainjob_resources.checks.rules.registry import RULES
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+from tests.rules_doc import DOC, EXAMPLE, ROOT, render
+
+PACKAGE = ROOT / "function" / "trainjob_resources"
 
 
-def test_the_rules_doc_lists_every_rule_in_registry_order() -> None:
-    table = DOC.read_text().split("## The registry", 1)[1].split("## Adding a rule", 1)[0]
-    rows = re.findall(r"^\| `([a-z-]+)` \| ([^|]+) \| ([^|]+) \|", table, flags=re.MULTILINE)
-    assert [name for name, _, _ in rows] == [rule.name for rule in RULES]
-    for (name, stages, scope), rule in zip(rows, RULES, strict=True):
-        assert stages.strip() == ", ".join(s.name for s in rule.stages), name
-        assert scope.strip() == rule.scope, name
+def test_the_rules_doc_is_written_from_the_registry() -> None:
+    assert DOC.read_text() == render(), "docs/rules.md is stale: run `python -m tests.rules_doc` (or make goldens)"
 
 
 def test_every_rule_module_is_registered() -> None:
-    folder = Path(__file__).resolve().parents[1] / "function" / "trainjob_resources" / "checks" / "rules"
     support = {"__init__", "framework", "reads", "registry", "stages"}
-    modules = {p.stem for p in folder.glob("*.py")} - support
+    modules = {p.stem for p in (PACKAGE / "checks" / "rules").glob("*.py")} - support
     registered = {rule.check.__module__.rsplit(".", 1)[1] for rule in RULES}
     assert modules == registered
+
+
+@pytest.mark.slow
+def test_the_worked_example_passes_ruff_and_mypy_as_a_rule_module(tmp_path: Path) -> None:
+    copy = tmp_path / "trainjob_resources"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    module = copy / "checks" / "rules" / "zero_memory.py"
+    shutil.copy(EXAMPLE, module)
+    bin_dir = Path(sys.executable).parent
+    config = ["--config", str(ROOT / "pyproject.toml")]
+    for command in (
+        [str(bin_dir / "ruff"), "check", *config, str(module)],
+        [str(bin_dir / "ruff"), "format", "--check", *config, str(module)],
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--python-version",
+            "3.11",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(module),
+        ],
+    ):
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, f"{command[0]} {command[1]}: {done.stdout}{done.stderr}"

@@ -1,4 +1,8 @@
-"""The pipeline: index the bundle, then for each TrainJob resolve, validate and materialize.
+"""The pipeline, in the stages of ``checks/rules/stages.py``: ``process`` indexes the bundle, has
+each TrainJob processed (``process_trainjob``: parse, resolve, then the runtime-free stage or the
+trainjob, patches, effective and policy stages, then derive and rewrite), and emits the items with
+each derived runtime placed before its first TrainJob. A stage's findings come from its rules
+(``checks/rules/registry.py``).
 
 Pure: it takes a ResourceList and returns it with items rewritten and results added. A TrainJob
 with an error is returned exactly as written, and so is the derived runtime it still uses.
@@ -10,9 +14,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Final
 
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node
 
-from .checks.bundle import Bundle, Identity, Resolution, identity_of, index, path_of, resolve
+from .checks.bundle import Bundle, Identity, identity_of, index, path_of
 from .checks.context import TrainJobContext
 from .checks.materialize import (
     BOUND_MESSAGE,
@@ -26,7 +30,6 @@ from .checks.materialize import (
     with_internal_annotations,
 )
 from .checks.memo import Memo
-from .checks.moving import by_value
 from .checks.options import DEFAULTS, Options
 from .checks.plan import Plan
 from .checks.provenance import ProvenanceError, dump, has_provenance, recheck_as_written, restore
@@ -34,16 +37,26 @@ from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.rules import registry
 from .checks.rules.framework import run, stops_at_error
 from .checks.rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
-from .checks.rules.stages import DERIVE, EFFECTIVE, PATCHES, POLICY, RUNTIME_FREE, TRAINJOB
+from .checks.rules.runtime_ref import resolve
+from .checks.rules.stages import (
+    DERIVE,
+    EFFECTIVE,
+    INDEX,
+    PARSE,
+    PATCHES,
+    POLICY,
+    RESOLVE,
+    REWRITE,
+    RUNTIME_FREE,
+    TRAINJOB,
+)
+from .checks.rules.stored_quantities import respell
 from .krm.resource_list import Field, FileRef, Item, ItemState, ResourceList, Result
-from .kube.merge import without_nulls
 from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS
-from .trainer.crd_rules import stored_spellings
-from .trainer.effective import RESOURCES_PER_NODE_PATH, ContainerKey, Effective, effective_resources
-from .trainer.sites import ContainerSite, container_sites, writes_resources
+from .trainer.effective import ContainerKey, Effective, effective_resources
+from .trainer.sites import container_sites, writes_resources
 from .trainer.topology import names_kept_for_order, topology
-from .trainer.trainjob_view import parse_trainjob, resources_per_node
-from .values import fieldpath
+from .trainer.trainjob_view import TrainJobView, parse_trainjob, resources_per_node
 from .values.keys import LOCAL_CONFIG, SYNC_WAVE
 from .values.records import MutableRecord, Record
 from .values.violations import Violation
@@ -208,19 +221,8 @@ def process(
         resource_list.results.append(Result(EMPTY_INPUT, "warning"))
     bundle = index(resource_list.items, platform)
     for entry in bundle.runtimes.values():
-        for v in entry.violations:
-            resource_list.results.append(
-                entry.item.result(f"runtime cannot be read: {v.message}", "error", v.path, v.current_value)
-            )
-        for v in entry.invalid:
-            resource_list.results.append(
-                entry.item.result(
-                    f"{v.message} (Kubernetes refuses it; no runtime is derived from this one)",
-                    "error",
-                    v.path,
-                    v.current_value,
-                )
-            )
+        for v in (v for rule in _INDEX_RULES for v in rule.findings(bundle, entry)):
+            resource_list.results.append(entry.item.result(v.message, v.severity, v.path, v.current_value, rule=v.rule))
     memo = Memo()
     trainjobs = bundle.trainjobs
     contributions = fan_out(TrainJobWork(trainjobs, bundle, config, memo))
@@ -263,7 +265,7 @@ def contribute(item: Item, bundle: Bundle, config: Options, memo: Memo) -> Contr
     if recheck_as_written(item.node, outcome.node, outcome.failed):
         outcome = process_trainjob(item, bundle, config, memo, records=False)
     results = [
-        item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value)
+        item.result(v.message, v.severity, v.path or None, v.current_value, v.proposed_value, v.rule)
         for v in outcome.violations
     ]
     if outcome.failed or outcome.node is None:
@@ -343,6 +345,9 @@ def _with_derived(
     return out
 
 
+_INDEX_RULES: Final = registry.of(INDEX)
+_PARSE_RULES: Final = registry.of(PARSE)
+_RESOLVE_RULES: Final = registry.of(RESOLVE)
 _RUNTIME_FREE_RULES: Final = registry.of(RUNTIME_FREE)
 _TRAINJOB_RULES: Final = registry.of(TRAINJOB)
 _PATCH_RULES: Final = registry.of(PATCHES)
@@ -356,97 +361,139 @@ _EFFECTIVE_READS: Final = registry.reads(EFFECTIVE)
 _POLICY_RULES: Final = registry.of(POLICY)
 _POLICY_READS: Final = registry.reads(POLICY)
 _DERIVE_RULES: Final = registry.of(DERIVE)
+_REWRITE_RULES: Final = registry.of(REWRITE)
 
 
 def process_trainjob(
     item: Item, bundle: Bundle, config: Options, memo: Memo | None = None, records: bool = True
 ) -> Outcome:
-    """Resolve, validate and (in materialize mode) rewrite one TrainJob; ``item`` itself is not changed.
+    """One TrainJob through the stages (``checks/rules/stages.py``); ``item`` itself is not changed.
     ``records``: undo a previous render's records first (``provenance.restore``)."""
-    assert isinstance(item.node, MappingNode)
-    work: MappingNode | None = None
-    if records and has_provenance(item.node):
-        work = _copy(item.node)
-        try:
-            restore(work)
-        except ProvenanceError as err:
-            return Outcome([Violation("metadata.annotations", str(err))])
-    raw = yn.to_python(work) if work is not None else item.value()
-    trainjob, violations = parse_trainjob(raw)
-    if not item.name:
-        violations.append(Violation("metadata.name", "a TrainJob needs a name (metadata.name)"))
-    if trainjob is None or violations:
-        return Outcome(violations)
-    context = TrainJobContext(item, trainjob, raw, bundle, config, memo or Memo())
-    context.work = work
-    context.sites = list(container_sites(trainjob, raw))
-    context.overrides = any(s.resources is not None for s in context.sites) or writes_resources(raw)
-    resolution = context.resolution = resolve(
-        bundle, trainjob.spec.runtime_ref, item.namespace, context.overrides, path_of(item), item
-    )
-    if resolution.entry is None:
-        return _unresolved(context, resolution)
-    entry = resolution.entry
-    if entry.model is None:
-        return Outcome([Violation("spec.runtimeRef", f"{entry.display} cannot be read (see its errors)")])
-    if entry.invalid and context.overrides and not context.native:
-        return Outcome(
-            [
-                Violation(
-                    "spec.runtimeRef",
-                    f"{entry.display} has container resources the API server refuses (see its errors): "
-                    "no runtime is derived from it",
-                )
-            ]
-        )
-    # A local-config runtime is a reference copy, never emitted: the cluster has it under the name
-    # the ref already says (kustomize's previousNames), so the ref keeps that name.
-    renamed = resolution.renamed and entry.item.annotation(LOCAL_CONFIG) != "true"
-    if renamed:
-        context.work = work if work is not None else _copy(item.node)
-        context.raw = _rename_ref(context.work, raw, entry.item.name)
-    context.resolved(entry, resources_per_node(trainjob), topology(entry.model, trainjob, context.sites))
-    remembered = context.memo
-    found, effective = remembered.remember(PATCHES, _PATCH_READS, context, lambda: _validate(context))
-    outcome = Outcome(run(_TRAINJOB_RULES, context) + found)
-    if not outcome.failed:
-        outcome.violations += remembered.remember(POLICY, _POLICY_READS, context, lambda: run(_POLICY_RULES, context))
+    context = _parse(item, bundle, config, memo or Memo(), records)
+    if isinstance(context, Outcome):
+        return context
+    found = _resolve(context)
+    assert context.resolution is not None
+    if context.resolution.entry is None:
+        return _unresolved(context, found)  # the runtime-free stage
+    if found:
+        return Outcome(found)  # a runtime it cannot use
+    outcome, effective = _validate(context)  # the trainjob, patches, effective and policy stages
     if outcome.failed:
         return outcome
     if context.native or not context.overrides:
-        if renamed:
-            outcome.node = context.work
-            outcome.changes.append(f"runtimeRef.name set to {entry.item.name!r}, the runtime's name after kustomize")
-        elif context.work is not None and not context.native:
-            outcome.node = context.work
-            outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
-        if not context.native:
-            _as_stored(context, outcome)
-        _warn_if_repointed(item, outcome)
-        return outcome
-    _materialize(context, effective, outcome)
-    if not outcome.failed:
-        _as_stored(context, outcome)
-        _warn_if_repointed(item, outcome)
+        _pass_through(context, outcome)
+    else:
+        _materialize(context, effective, outcome)  # the derive stage, then the rewrite
+        if outcome.failed:
+            return outcome
+    _rewritten(context, outcome)
     return outcome
 
 
-def _unresolved(context: TrainJobContext, resolution: Resolution) -> Outcome:
-    """A TrainJob whose runtime is not in the bundle: passed through, checked by the rules that
-    need no runtime (the CRD's, and those of upstream's TrainJob webhook that read none)."""
-    assert resolution.violation is not None
-    outcome = Outcome([resolution.violation])
-    if resolution.violation.severity != "error":
+def _parse(item: Item, bundle: Bundle, config: Options, memo: Memo, records: bool) -> TrainJobContext | Outcome:
+    """The TrainJob as Trainer's API reads it (its records of an earlier render undone first), or why it cannot be."""
+    assert isinstance(item.node, MappingNode)
+    context = TrainJobContext(item, None, None, bundle, config, memo)
+    trainjob: TrainJobView | None = None
+    if records and has_provenance(item.node):
+        context.work = _copy(item.node)
+        try:
+            restore(context.work)
+        except ProvenanceError as err:
+            context.records_error = str(err)
+    if context.records_error is None:
+        context.raw = yn.to_python(context.work) if context.work is not None else item.value()
+        trainjob, context.api_violations = parse_trainjob(context.raw)
+    found = run(_PARSE_RULES, context)
+    if trainjob is None or found:
+        return Outcome(found)
+    context.trainjob = trainjob
+    context.sites = list(container_sites(trainjob, context.raw))
+    context.overrides = any(s.resources is not None for s in context.sites) or writes_resources(context.raw)
+    return context
+
+
+def _resolve(context: TrainJobContext) -> list[Violation]:
+    """The runtime the TrainJob names, and the resolve stage's findings; without any, the context
+    is ``resolved`` (and the ref follows a kustomize rename)."""
+    item, trainjob = context.item, context.trainjob
+    resolution = context.resolution = resolve(
+        context.bundle, trainjob.spec.runtime_ref, item.namespace, context.overrides, path_of(item), item
+    )
+    found = run(_RESOLVE_RULES, context)
+    entry = resolution.entry
+    if entry is None or found:
+        return found
+    assert entry.model is not None  # runtime-ref refused it otherwise
+    if _follows_rename(context):
+        if context.work is None:
+            context.work = _copy(item.node)
+        context.raw = _rename_ref(context.work, context.raw, entry.item.name)
+    context.resolved(entry, resources_per_node(trainjob), topology(entry.model, trainjob, context.sites))
+    return []
+
+
+def _follows_rename(context: TrainJobContext) -> bool:
+    """Whether the ref takes the name kustomize gave its runtime. A local-config runtime is a reference
+    copy, never emitted: the cluster has it under the name the ref already says (kustomize's
+    previousNames), so the ref keeps that name."""
+    resolution = context.resolution
+    assert resolution is not None and resolution.entry is not None
+    return resolution.renamed and resolution.entry.item.annotation(LOCAL_CONFIG) != "true"
+
+
+def _validate(context: TrainJobContext) -> tuple[Outcome, dict[ContainerKey, Effective]]:
+    """The trainjob stage, the patches and effective stages (remembered together), then, without an
+    error so far, the policy stage."""
+    memo = context.memo
+    found, effective = memo.remember(PATCHES, _PATCH_READS, context, lambda: _patches(context))
+    outcome = Outcome(run(_TRAINJOB_RULES, context) + found)
+    if not outcome.failed:
+        outcome.violations += memo.remember(POLICY, _POLICY_READS, context, lambda: run(_POLICY_RULES, context))
+    return outcome, effective
+
+
+def _pass_through(context: TrainJobContext, outcome: Outcome) -> None:
+    """A TrainJob that derives nothing (native mode, or no resources in its patches): rewritten only
+    to follow a kustomize rename, or to restore what an earlier render changed."""
+    if _follows_rename(context):
+        name = context.runtime.item.name
+        outcome.node = context.work
+        outcome.changes.append(f"runtimeRef.name set to {name!r}, the runtime's name after kustomize")
+    elif context.work is not None and not context.native:
+        outcome.node = context.work
+        outcome.changes.append("no resources in runtimePatches any more: runtimeRef restored")
+
+
+def _rewritten(context: TrainJobContext, outcome: Outcome) -> None:
+    """The rewrite's last step (resourcesPerNode's quantities as stored, in materialize mode), then
+    the rewrite stage's rules."""
+    if not context.native:
+        _as_stored(context, outcome)
+    context.rewritten = outcome.node
+    context.derives = outcome.derive is not None
+    outcome.violations += run(_REWRITE_RULES, context)
+
+
+def _unresolved(context: TrainJobContext, found: list[Violation]) -> Outcome:
+    """A TrainJob whose runtime is not in the bundle (``found``: why): passed through, checked by the
+    rules that need no runtime (the CRD's, and those of upstream's TrainJob webhook that read none)."""
+    resolution = context.resolution
+    assert resolution is not None and found  # runtime-ref says why first
+    severity = found[0].severity
+    outcome = Outcome(found)
+    if severity != "error":
         outcome.violations += run(_RUNTIME_FREE_RULES, context)
-        if outcome.failed and resolution.violation.severity == "info":
+        if outcome.failed and severity == "info":
             del outcome.violations[0]  # "passed through unchanged": not with an error
     outcome.unchecked = resolution.absent and not context.overrides and not outcome.failed
     return outcome
 
 
-def _validate(context: TrainJobContext) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
-    """The patches' findings, and (when none is an error) the effective resources of every container
-    a patch or resourcesPerNode sizes, with theirs."""
+def _patches(context: TrainJobContext) -> tuple[list[Violation], dict[ContainerKey, Effective]]:
+    """The patches stage's findings, and (when none is an error) the effective resources of every
+    container a patch or resourcesPerNode sizes, with the effective stage's findings."""
     out = run(_PATCH_RULES, context)
     if any(v.severity == "error" for v in out):
         return out, {}
@@ -465,7 +512,7 @@ def _validate(context: TrainJobContext) -> tuple[list[Violation], dict[Container
 
 
 def _effective_findings(context: TrainJobContext, effective: Effective) -> list[Violation]:
-    return [v for rule in _EFFECTIVE_RULES for v in rule.check(context, effective)]
+    return [v for rule in _EFFECTIVE_RULES for v in rule.findings(context, effective)]
 
 
 def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Effective], outcome: Outcome) -> None:
@@ -482,10 +529,6 @@ def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Eff
         outcome.violations += found
         if any(v.severity == "error" for v in found):
             return
-        too_much = context.memo.bound.admit(context.derived_identity, entry.item, entry.display, len(plan.spelling))
-        if too_much is not None:
-            outcome.violations.append(too_much)
-            return
         request = DeriveRequest(context.derived_identity, entry.identity, plan)
     work = context.work
     if work is None:
@@ -494,11 +537,8 @@ def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Eff
     assert entry.model is not None
     removed = strip_resources(work, names_kept_for_order(topo, entry.model, context.sites))
     if trainer_sites:
-        written = without_nulls(context.per_node)
         moved = context.moved[0]
         assert moved is not None  # the patches' rules refused the patches that cannot move
-        if has_provenance(item.node) and by_value(moved) != by_value(written or {}):
-            outcome.violations.append(_trainer_changed(trainer_sites[0]))
         _move_to_resources_per_node(work, moved, outcome)
         removed = [r for r in removed if not any(r.container == s.name and r.job == s.job for s in trainer_sites)]
     if request is not None:
@@ -519,48 +559,6 @@ def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Eff
     outcome.node = work
 
 
-_RECREATE = (
-    "spec.runtimeRef is immutable (trainjob_types.go), so a cluster that has this TrainJob refuses the "
-    "change: recreate the TrainJob (delete and apply; Argo CD: argocd.argoproj.io/sync-options: "
-    "Force=true,Replace=true; README, Lifecycle on a live cluster)"
-)
-
-
-def _trainer_changed(site: ContainerSite) -> Violation:
-    """A move that changes spec.trainer of a TrainJob the function rendered before (its records say
-    so; without records, as under kustomize or Argo CD, the function cannot tell)."""
-    return Violation(
-        site.resources_path,
-        "this TrainJob was rendered before, and moving these resources changes its "
-        "spec.trainer.resourcesPerNode: spec.trainer is immutable (CEL self == oldSelf, trainjob_types.go, "
-        "suspended or not), so a cluster that has this TrainJob refuses the change: recreate the TrainJob "
-        "(delete and apply; Argo CD: argocd.argoproj.io/sync-options: Force=true,Replace=true; README, "
-        "Lifecycle on a live cluster)",
-        severity="warning",
-    )
-
-
-def _ref_name(node: Node | None) -> tuple[str, str]:
-    ref = yn.get_path(node, "spec", "runtimeRef")
-    return (yn.scalar(yn.get(ref, "kind")) or CLUSTER_RUNTIME_KIND, yn.scalar(yn.get(ref, "name")) or "")
-
-
-def _warn_if_repointed(item: Item, outcome: Outcome) -> None:
-    """A TrainJob rendered before (kpt writes the output back, records and all) whose runtimeRef this
-    render changes: its overrides changed, or went, since. The API server refuses that change on an
-    existing TrainJob (runtimeRef is immutable, trainjob_types.go)."""
-    if outcome.node is None or not has_provenance(item.node):
-        return
-    before, after = _ref_name(item.node), _ref_name(outcome.node)
-    if before == after:
-        return
-    if outcome.derive is None:
-        what = f"no resources in runtimePatches any more, so runtimeRef goes back from {before[1]!r} to {after[1]!r}"
-    else:
-        what = f"the overrides changed since the last render, so runtimeRef goes from {before[1]!r} to {after[1]!r}"
-    outcome.violations.append(Violation("spec.runtimeRef", f"{what}: {_RECREATE}", severity="warning"))
-
-
 def _rename_ref(work: MappingNode, raw: Any, name: str) -> Any:
     """Point the TrainJob's runtimeRef at the name kustomize gave its runtime; ``raw`` with that
     name (what provenance records as the ref written), leaving the item's own value alone."""
@@ -579,33 +577,11 @@ def _copy(node: Node) -> MappingNode:
 
 def _as_stored(context: TrainJobContext, outcome: Outcome) -> None:
     """Write the quantities of resourcesPerNode as the API server stores them, on a TrainJob that
-    keeps runtimePatches (``crd_rules.stored_spellings``: any other spelling fails every re-sync)."""
+    keeps runtimePatches (``rules/stored_quantities.py``: any other spelling fails every re-sync)."""
     node = outcome.node or context.work or context.item.node
     assert isinstance(node, MappingNode)
-    patches = yn.get_path(node, "spec", "runtimePatches")
-    per_node = yn.get_path(node, "spec", "trainer", "resourcesPerNode")
-    if not isinstance(patches, SequenceNode) or not patches.value or not isinstance(per_node, MappingNode):
-        return
-    found = stored_spellings(yn.to_python(per_node))
-    for section, name, value, stored in found:
-        values = yn.get(per_node, section)
-        assert isinstance(values, MappingNode)
-        written = yn.get(values, name)
-        shown = written.value if isinstance(written, ScalarNode) else value
-        yn.set_key(values, name, yn.text_node(stored))
-        outcome.violations.append(
-            Violation(
-                fieldpath.child(f"{RESOURCES_PER_NODE_PATH}.{section}", name),
-                f'{name}: {shown} written as "{stored}", the string the API server stores: upstream\'s TrainJob '
-                "webhook, which timestamps runtimePatches, stores every quantity here in Kubernetes' canonical "
-                "form, and spec.trainer is immutable (self == oldSelf, trainjob_types.go), so the spelling as "
-                "written would fail every re-sync",
-                "info",
-                value,
-                stored,
-            )
-        )
-    if found:
+    context.respelled = respell(node)
+    if context.respelled:
         outcome.node = node
         outcome.changes.append("quantities in spec.trainer.resourcesPerNode written as the API server stores them")
 

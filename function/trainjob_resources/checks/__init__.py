@@ -1,5 +1,5 @@
 """The function's checks and products: its options (``config``), the bundle indexed and each
-runtimeRef resolved (``bundle``), validation (``validate``, ``runtime_name``), the namespace and
+runtimeRef resolved (``bundle``), the rules every TrainJob is checked by (``rules/``), the namespace and
 platform policy (``policy``) and what a TrainJob really requests (``explain``), the derived runtimes
 (``materialize``) and the records they carry (``provenance``), and the run's summary (``reporting``).
 

@@ -4,13 +4,14 @@
 
 A context starts with what the TrainJob says (``item``, ``trainjob``, ``raw``, ``sites``) and the
 render's ``bundle`` and ``config``; ``resolved`` adds the runtime it resolves to and what follows from
-it (``per_node``, ``topology``); ``materialize`` adds the ``plan`` of its derived runtime.
+it (``per_node``, ``topology``); ``materialize`` adds the ``plan`` of its derived runtime, and the
+rewrite what it wrote (``rewritten``, ``derives``, ``respelled``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 from yaml.nodes import MappingNode
 
@@ -21,7 +22,8 @@ from ..trainer.releases import TrainerRelease, release
 from ..trainer.sites import ContainerSite, JobPatchSite, job_sites
 from ..trainer.topology import Topology
 from ..trainer.trainjob_view import TrainJobView
-from ..values.records import MutableRecord
+from ..values.records import MutableRecord, Record
+from ..values.violations import Violation
 from . import moving
 from .bundle import Bundle, Identity, Resolution, RuntimeEntry
 from .options import Options
@@ -51,6 +53,20 @@ class Remembering(Protocol):
     def plan(self, context: TrainJobContext, all_effective: dict[Any, Any]) -> Plan: ...
 
 
+class Respelled(Record):
+    """One quantity of resourcesPerNode the rewrite wrote as the API server stores it
+    (``rules/stored_quantities.py``): as it was written, as it was shown, and as it is now."""
+
+    __slots__ = ("name", "section", "shown", "stored", "value")
+
+    def __init__(self, section: str, name: str, value: Any, shown: Any, stored: str) -> None:
+        self.section: Final = section
+        self.name: Final = name
+        self.value: Final = value
+        self.shown: Final = shown
+        self.stored: Final = stored
+
+
 class TrainJobContext(MutableRecord):
     """Everything one TrainJob's rules may read. Fields set by a later step are ``None`` before it."""
 
@@ -59,8 +75,11 @@ class TrainJobContext(MutableRecord):
         "_job_sites",
         "_managers",
         "_moved",
+        "_trainjob",
+        "api_violations",
         "bundle",
         "config",
+        "derives",
         "entry",
         "item",
         "kind",
@@ -69,18 +88,24 @@ class TrainJobContext(MutableRecord):
         "per_node",
         "plan",
         "raw",
+        "records_error",
         "resolution",
+        "respelled",
+        "rewritten",
         "sites",
         "topology",
-        "trainjob",
         "work",
     )
 
     def __init__(
-        self, item: Item, trainjob: TrainJobView, raw: Any, bundle: Bundle, config: Options, memo: Remembering
+        self, item: Item, trainjob: TrainJobView | None, raw: Any, bundle: Bundle, config: Options, memo: Remembering
     ) -> None:
         self.item = item
-        self.trainjob = trainjob
+        self._trainjob = trainjob
+        # What the parse stage's rules report: why the records of an earlier render cannot be undone,
+        # and the fields Trainer's API refuses (``trainer/trainjob_view.py``).
+        self.records_error: str | None = None
+        self.api_violations: list[Violation] = []
         self.raw = raw  # the TrainJob as plain data (restored from its records when it carries them)
         self.bundle = bundle
         self.config = config
@@ -94,6 +119,11 @@ class TrainJobContext(MutableRecord):
         self.topology: Topology | None = None
         self.kind = config.derived_runtime_kind
         self.plan: Plan | None = None  # once materializing
+        # Once rewritten: the TrainJob as it is written out (None: as read), whether it points at a
+        # derived runtime, and the quantities of resourcesPerNode written as stored (``rules/stored_quantities``).
+        self.rewritten: MappingNode | None = None
+        self.derives = False
+        self.respelled: list[Respelled] = []
         self._derived: Identity | None = None
         self._job_sites: list[JobPatchSite] | None = None
         self._managers: tuple[str, ...] | None = None
@@ -103,6 +133,16 @@ class TrainJobContext(MutableRecord):
         self.entry = entry
         self.per_node = per_node
         self.topology = topology
+
+    @property
+    def trainjob(self) -> TrainJobView:
+        """The TrainJob as Trainer's API reads it (only once parsed)."""
+        assert self._trainjob is not None
+        return self._trainjob
+
+    @trainjob.setter
+    def trainjob(self, trainjob: TrainJobView) -> None:
+        self._trainjob = trainjob
 
     @property
     def namespace(self) -> str:

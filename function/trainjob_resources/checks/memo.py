@@ -79,7 +79,7 @@ class Memo:
     def valid_managers(self, managers: tuple[str, ...]) -> bool:
         valid = self.managers.get(managers)
         if valid is None:
-            from .validate import validate_managers
+            from .rules.managers import validate_managers
 
             valid = self.managers[managers] = not validate_managers(list(managers))
         return valid

@@ -235,11 +235,12 @@ def explain_item(
     """The TrainJob's pods as the policy sees them, and the policy's findings; None if it cannot be read."""
     from yaml.nodes import MappingNode
 
-    from ..checks.bundle import path_of, resolve
+    from ..checks.bundle import path_of
     from ..checks.context import TrainJobContext
     from ..checks.memo import Memo
     from ..checks.policy import assess
     from ..checks.provenance import ProvenanceError, restore
+    from ..checks.rules.runtime_ref import resolve
     from ..kube.quantity import QuantityError
     from ..trainer.sites import container_sites
     from ..trainer.topology import topology

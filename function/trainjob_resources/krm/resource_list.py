@@ -88,7 +88,10 @@ class Field(Record):
 
 
 class Result(Record):
-    __slots__ = ("field", "file", "message", "resource_ref", "severity")
+    """One result of the KRM Functions Specification. ``rule``: the rule that made it, written as
+    the result's ``tags: {rule: ...}`` (kyaml ``fn/framework/result.go``: ``Tags map[string]string``)."""
+
+    __slots__ = ("field", "file", "message", "resource_ref", "rule", "severity")
 
     def __init__(
         self,
@@ -97,15 +100,17 @@ class Result(Record):
         resource_ref: ResourceRef | None = None,
         field: Field | None = None,
         file: FileRef | None = None,
+        rule: str = "",
     ) -> None:
         self.message: Final = message
         self.severity: Final = severity
         self.resource_ref: Final = resource_ref
         self.field: Final = field
         self.file: Final = file
+        self.rule: Final = rule
 
     def __reduce__(self) -> tuple[type[Result], tuple[Any, ...]]:
-        return Result, (self.message, self.severity, self.resource_ref, self.field, self.file)
+        return Result, (self.message, self.severity, self.resource_ref, self.field, self.file, self.rule)
 
     @property
     def field_path(self) -> str | None:
@@ -141,6 +146,8 @@ class Result(Record):
                 out["file"]["index"] = self.file.index
             if self.file.line is not None:
                 out["file"]["line"] = self.file.line  # beyond the spec's path and index; readers ignore it
+        if self.rule:
+            out["tags"] = {"rule": self.rule}
         return out
 
     def display(self) -> str:
@@ -410,9 +417,10 @@ class Item:
         field_path: str | None = None,
         current_value: object = None,
         proposed_value: object = None,
+        rule: str = "",
     ) -> Result:
         field = Field(field_path, current_value, proposed_value) if field_path is not None else None
-        return Result(message, severity, self.ref, field, self.file_of(field_path))
+        return Result(message, severity, self.ref, field, self.file_of(field_path), rule)
 
 
 def _origin_path(origin: str | None) -> str | None:

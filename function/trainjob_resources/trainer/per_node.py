@@ -1,5 +1,6 @@
 """Moving a trainer container's patched resources to ``spec.trainer.resourcesPerNode`` without
-changing the training topology, and the resourcesPerNode that upstream would ignore.
+changing the training topology (``checks/moving.py``; what the rules say of a resourcesPerNode
+the user wrote is in ``checks/rules/``: ``ignored_per_node``, ``dropped_claims``, ``pruned_nulls``).
 
 The plugins count devices from ``TrainJob.spec.trainer.resourcesPerNode`` *instead of* the
 runtime's node container when it is set (``pkg/runtime/runtime.go``
@@ -13,21 +14,16 @@ plugins read (``reading_job``), where the patch does not set them; where that co
 one that resourcesPerNode sizes (``reader_differs``), or the move would drop claims
 (``newRuntimeInfo`` keeps only limits and requests), nothing moves. A ``resourcesPerNode`` the user already wrote is
 what the plugins read already: nothing is added to it. Where ``resourcesPerNode`` would be
-ignored (a runtime without ``mlPolicy``) there is no trainer container, so nothing moves, and a
-``resourcesPerNode`` the user wrote is an error.
+ignored (a runtime without ``mlPolicy``) there is no trainer container, so nothing moves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..kube.merge import DIRECTIVE, compose_patches, merge_requirements
-from ..values import fieldpath
-from ..values.violations import Violation
-from .effective import RESOURCES_PER_NODE_PATH
-from .runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, TRAINER_CONTAINER, JobInfo, RuntimeSpecView
-from .sites import ContainerSite
+from .runtime_view import TRAINER_ANCESTOR, TRAINER_CONTAINER, JobInfo, RuntimeSpecView
 from .topology import MPI_NODE_JOB, Topology
 
 
@@ -132,8 +128,8 @@ def moved_resources(
 def _quantities_as_strings(values: Any) -> Any:
     """A section's quantities written as YAML numbers, as strings: on a TrainJob with runtimePatches,
     upstream's TrainJob webhook stores a number in resourcesPerNode as a string, and spec.trainer is
-    immutable, so every later apply of the number is refused (crd_rules._numeric_quantities, seen on
-    the control plane)."""
+    immutable, so every later apply of the number is refused (``checks/rules/crd.py``
+    ``_numeric_quantities``, seen on the control plane)."""
     if not isinstance(values, Mapping):
         return values
     return {k: str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v for k, v in values.items()}
@@ -148,50 +144,6 @@ def _claims_lost(patch: Mapping[str, Any], existing: Mapping[str, Any] | None, r
     return [] if existing is not None else list(dict.fromkeys(runtime))
 
 
-def dropped_claims(
-    jobs: Mapping[str, JobInfo], sites: Iterable[ContainerSite], per_node: Mapping[str, Any] | None, topo: Topology
-) -> list[Violation]:
-    """Claims that a written resourcesPerNode makes Kubeflow Trainer drop (``newRuntimeInfo`` keeps
-    only limits and requests of the trainer containers, its own claims included)."""
-    if per_node is None or not topo.trainers:
-        return []
-    out: list[Violation] = []
-    own = per_node.get("claims")
-    if isinstance(own, list) and own:
-        out.append(
-            Violation(
-                fieldpath.child(RESOURCES_PER_NODE_PATH, "claims"),
-                "Kubeflow Trainer ignores claims in resourcesPerNode: newRuntimeInfo "
-                "(pkg/runtime/core/trainingruntime.go) sets the trainer container's resources from limits and "
-                "requests only; claim devices in the runtime's pod template (a container of another job, or "
-                "the pod's resourceClaims)",
-                severity="warning",
-            )
-        )
-    patched = {s.key: s for s in sites if s.resources is not None and isinstance(s.resources.get("claims"), list)}
-    for job in sorted(topo.trainers):
-        info = jobs.get(job)
-        container = info.containers.get(("containers", TRAINER_CONTAINER)) if info else None
-        if container is None:
-            continue
-        site = patched.get((job, "containers", TRAINER_CONTAINER))
-        claims = site.resources.get("claims") if site is not None and site.resources is not None else None
-        claims = claims if claims is not None else container.resources.get("claims")
-        names = [str(c.get("name")) for c in claims or [] if isinstance(c, Mapping)]
-        if names:
-            out.append(
-                Violation(
-                    RESOURCES_PER_NODE_PATH,
-                    f"with resourcesPerNode set, Kubeflow Trainer drops the claims {', '.join(names)} of the node "
-                    f"container of replicated job {job!r} (newRuntimeInfo, pkg/runtime/core/trainingruntime.go, "
-                    "rebuilds its resources from limits and requests only): its pods get no such device; "
-                    "remove resourcesPerNode and size the container in the runtime, or claim the device elsewhere",
-                    severity="warning",
-                )
-            )
-    return out
-
-
 def _has_deletion(patch: Mapping[str, Any]) -> bool:
     for key, value in patch.items():
         if value is None:
@@ -203,45 +155,3 @@ def _has_deletion(patch: Mapping[str, Any]) -> bool:
         ):
             return True
     return False
-
-
-def ignored_per_node(runtime: RuntimeSpecView, per_node: Mapping[str, Any] | None, display: str) -> list[Violation]:
-    """``newRuntimeInfo`` merges resourcesPerNode only when the runtime has an mlPolicy."""
-    if per_node is None or runtime.ml_policy is not None:
-        return []
-    labelled = [j.name for j in runtime.replicated_jobs if j.labels.get(ANCESTOR_LABEL) == TRAINER_ANCESTOR]
-    where = f"replicated job {labelled[0]!r}" if labelled else "the trainer's replicated job"
-    return [
-        Violation(
-            RESOURCES_PER_NODE_PATH,
-            f"{display} has no mlPolicy, so Kubeflow Trainer ignores spec.trainer.resourcesPerNode "
-            f"(newRuntimeInfo): size the node container of {where} with resources in a runtimePatches "
-            "ContainerPatch instead, or use a runtime with an mlPolicy",
-        )
-    ]
-
-
-def pruned_nulls(per_node: Mapping[str, Any] | None, sites: Iterable[ContainerSite], native: bool) -> list[Violation]:
-    """A ``null`` the API server prunes (resourcesPerNode; every ``resources`` in ``native`` mode): it
-    deletes nothing, the runtime's value stays (see ``merge``)."""
-    found = list(_nulls(per_node, RESOURCES_PER_NODE_PATH))
-    if native:
-        for site in sites:
-            found += _nulls(site.resources, site.resources_path)
-    return [
-        Violation(
-            path,
-            "null deletes nothing here: the API server prunes it from this typed field, so the runtime's "
-            "value stays (remove it, or change the runtime)",
-            severity="warning",
-        )
-        for path in found
-    ]
-
-
-def _nulls(value: Mapping[str, Any] | None, path: str) -> Iterator[str]:
-    for key, child in (value or {}).items():
-        if child is None:
-            yield fieldpath.child(path, key)
-        elif isinstance(child, Mapping):
-            yield from (fieldpath.child(fieldpath.child(path, key), k) for k, v in child.items() if v is None)

@@ -1,4 +1,7 @@
-"""A runtimeRef of another API group: resources its patches set reach no Trainer runtime."""
+"""``resources`` in a ContainerPatch of a TrainJob whose runtimeRef names another API group: the
+function knows nothing of that runtime, so it cannot derive one with them, and the API server
+refuses the field (v2.3.0's ContainerPatch has none, pkg/apis/trainer/v1alpha1/trainjob_types.go),
+as it does when the runtime is not in the bundle (``bundle.resolve``)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ from typing import Any
 from ...trainer.sites import resources_paths
 from ...values.violations import Violation
 from ..context import TrainJobContext
-from ..validate import foreign_runtime_resources
 from .framework import Rule
 from .stages import RUNTIME_FREE
 
@@ -16,7 +18,17 @@ def _check(context: TrainJobContext, _: Any) -> list[Violation]:
     resolution = context.resolution
     if resolution is None or resolution.foreign is None or not context.overrides:
         return []
-    return foreign_runtime_resources(resolution.foreign, list(resources_paths(context.raw)))
+    group = resolution.foreign
+    return [
+        Violation(
+            path,
+            f"runtimeRef names apiGroup {group!r}: not a Trainer runtime, so the function cannot derive one "
+            "with these resources, and the API server refuses resources in a ContainerPatch (Trainer v2.3.0's "
+            "ContainerPatch has no such field, pkg/apis/trainer/v1alpha1/trainjob_types.go: 'field not "
+            "declared in schema'): size the containers in that runtime itself, or name a Trainer runtime",
+        )
+        for path in resources_paths(context.raw)
+    ]
 
 
 RULE = Rule(

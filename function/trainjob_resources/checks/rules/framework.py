@@ -18,21 +18,24 @@ if TYPE_CHECKING:
     from ..context import TrainJobContext
 
 # What a rule is applied to: the TrainJob once, each patched replicated job (``JobPatchSite``), each
-# ContainerPatch (``ContainerSite``), or each container's effective resources (``Effective``).
-Scope = Literal["trainjob", "job-site", "container-site", "effective"]
+# ContainerPatch (``ContainerSite``), or each container's effective resources (``Effective``); in
+# the index stage, each runtime of the bundle (``RuntimeEntry``).
+Scope = Literal["trainjob", "job-site", "container-site", "effective", "runtime"]
 
 R = TypeVar("R")
 
 
 class Stage(Record):
-    """A step of the pipeline whose rules run together. ``shareable``: whether a result may serve
-    every TrainJob of the same shape (what its rules read, less where: field paths and manager names);
-    None: a result is reused only for an equal key."""
+    """A step of the pipeline (``stages.py``), whose rules run together. ``when``: what it runs on,
+    for docs/rules.md. ``shareable``: whether a result may serve every TrainJob of the same shape (what
+    its rules read, less where: field paths and manager names); None: a result is reused only for an
+    equal key."""
 
-    __slots__ = ("name", "shareable")
+    __slots__ = ("name", "shareable", "when")
 
-    def __init__(self, name: str, shareable: Callable[[Any], bool] | None = None) -> None:
+    def __init__(self, name: str, when: str, shareable: Callable[[Any], bool] | None = None) -> None:
         self.name: Final = name
+        self.when: Final = when
         self.shareable: Final = shareable
 
 
@@ -54,9 +57,10 @@ class Read(Record):
 
 
 class Rule(Record):
-    """One check. ``check(context, subject)`` returns its findings; the subject is what ``scope``
-    names (the context itself for ``trainjob``). ``reads`` must name everything ``check`` reads
-    besides the subject: the memo keys on it (tests/test_memo.py renders with and without the memo)."""
+    """One check. ``check(context, subject)`` returns its findings; the context is the TrainJob's
+    ``TrainJobContext`` (the ``Bundle`` for a ``runtime`` rule), the subject what ``scope`` names (the
+    context itself for ``trainjob``). ``reads`` must name everything ``check`` reads besides the
+    subject: the memo keys on it (tests/test_memo.py renders with and without the memo)."""
 
     __slots__ = ("check", "name", "reads", "reports", "scope", "stages")
 
@@ -67,7 +71,7 @@ class Rule(Record):
         scope: Scope,
         reads: tuple[Read, ...],
         reports: str,
-        check: Callable[[TrainJobContext, Any], list[Violation]],
+        check: Callable[[Any, Any], list[Violation]],
     ) -> None:
         self.name: Final = name
         self.stages: Final = stages
@@ -75,6 +79,14 @@ class Rule(Record):
         self.reads: Final = reads
         self.reports: Final = reports  # what it finds, for docs/rules.md
         self.check: Final = check
+
+    def findings(self, context: Any, subject: Any) -> list[Violation]:
+        """``check``'s findings, each naming this rule (the result's ``tags: {rule: ...}``)."""
+        return self.named(self.check(context, subject))
+
+    def named(self, found: list[Violation]) -> list[Violation]:
+        """``found``, each naming this rule (most checks find nothing: nothing is copied then)."""
+        return [v.made_by(self.name) for v in found] if found else found
 
 
 def reads_of(rules: Iterable[Rule], *more: Read) -> tuple[Read, ...]:
@@ -115,7 +127,9 @@ def run(rules: Sequence[Rule], context: TrainJobContext) -> list[Violation]:
         group = rules[start:stop]
         for subject in subjects(scope, context):
             for rule in group:
-                out += rule.check(context, subject)
+                found = rule.check(context, subject)
+                if found:
+                    out += rule.named(found)
         start = stop
     return out
 
@@ -124,7 +138,7 @@ def stops_at_error(rules: Sequence[Rule], context: TrainJobContext) -> list[Viol
     """The rules' findings in registry order, up to the first rule that reports an error."""
     out: list[Violation] = []
     for rule in rules:
-        found = rule.check(context, context)
+        found = rule.named(rule.check(context, context))
         out += found
         if any(v.severity == "error" for v in found):
             break

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...trainer.per_node import ignored_per_node
+from ...trainer.effective import RESOURCES_PER_NODE_PATH
+from ...trainer.runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR
 from ...values.violations import Violation
 from ..context import TrainJobContext
 from .framework import Rule
@@ -14,9 +15,20 @@ from .stages import PATCHES
 
 
 def _check(context: TrainJobContext, _: Any) -> list[Violation]:
-    runtime = context.runtime
-    assert runtime.model is not None
-    return ignored_per_node(runtime.model, context.per_node, runtime.display)
+    runtime = context.runtime.model
+    assert runtime is not None
+    if context.per_node is None or runtime.ml_policy is not None:
+        return []
+    labelled = [j.name for j in runtime.replicated_jobs if j.labels.get(ANCESTOR_LABEL) == TRAINER_ANCESTOR]
+    where = f"replicated job {labelled[0]!r}" if labelled else "the trainer's replicated job"
+    return [
+        Violation(
+            RESOURCES_PER_NODE_PATH,
+            f"{context.runtime.display} has no mlPolicy, so Kubeflow Trainer ignores spec.trainer.resourcesPerNode "
+            f"(newRuntimeInfo): size the node container of {where} with resources in a runtimePatches "
+            "ContainerPatch instead, or use a runtime with an mlPolicy",
+        )
+    ]
 
 
 RULE = Rule(

@@ -1,11 +1,13 @@
-"""A ``null`` the API server prunes before any merge (``trainer/per_node.py`` ``pruned_nulls``): it
-deletes nothing."""
+"""A ``null`` the API server prunes before any merge (resourcesPerNode; every ``resources`` in
+``native`` mode): it deletes nothing, the runtime's value stays (see ``kube/merge.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ...trainer.per_node import pruned_nulls
+from ...trainer.effective import RESOURCES_PER_NODE_PATH
+from ...values import fieldpath
 from ...values.violations import Violation
 from ..context import TrainJobContext
 from .framework import Rule
@@ -14,7 +16,27 @@ from .stages import PATCHES
 
 
 def _check(context: TrainJobContext, _: Any) -> list[Violation]:
-    return pruned_nulls(context.per_node, context.sites, native=context.native)
+    found = list(_nulls(context.per_node, RESOURCES_PER_NODE_PATH))
+    if context.native:
+        for site in context.sites:
+            found += _nulls(site.resources, site.resources_path)
+    return [
+        Violation(
+            path,
+            "null deletes nothing here: the API server prunes it from this typed field, so the runtime's "
+            "value stays (remove it, or change the runtime)",
+            severity="warning",
+        )
+        for path in found
+    ]
+
+
+def _nulls(value: Mapping[str, Any] | None, path: str) -> Iterator[str]:
+    for key, child in (value or {}).items():
+        if child is None:
+            yield fieldpath.child(path, key)
+        elif isinstance(child, Mapping):
+            yield from (fieldpath.child(fieldpath.child(path, key), k) for k, v in child.items() if v is None)
 
 
 RULE = Rule(

@@ -19,20 +19,34 @@ from . import (
     managers,
     name_clash,
     namespace_policy,
+    output_bound,
     plausible_quantities,
     pod_level,
     pruned_nulls,
+    records,
+    repointed,
     role_labels,
     runtime_free,
     runtime_name,
+    runtime_readable,
+    runtime_ref,
+    runtime_resources,
     runtime_webhook,
     shadowed_by_per_node,
+    stored_quantities,
     tenant_cluster_runtime,
+    trainer_changed,
+    trainjob_api,
     unmovable,
 )
 from .framework import Read, Rule, Stage, reads_of
 
 RULES: Final[tuple[Rule, ...]] = (
+    runtime_readable.RULE,
+    runtime_resources.RULE,
+    records.RULE,
+    trainjob_api.RULE,
+    runtime_ref.RULE,
     crd.RULE,
     foreign_runtime.RULE,
     runtime_free.RULE,
@@ -56,6 +70,10 @@ RULES: Final[tuple[Rule, ...]] = (
     runtime_name.RULE,
     name_clash.RULE,
     runtime_webhook.RULE,
+    output_bound.RULE,
+    trainer_changed.RULE,
+    stored_quantities.RULE,
+    repointed.RULE,
 )
 
 

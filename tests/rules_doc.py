@@ -1,0 +1,138 @@
+"""docs/rules.md, written from the registry: the stages (``checks/rules/stages.py``), every rule
+(``checks/rules/registry.py``) and the worked example (``tests/rules_doc_example.py``, which
+tests/test_rules_doc.py checks with ruff and mypy). ``python -m tests.rules_doc`` (or ``make
+goldens``) rewrites the page; tests/test_rules_doc.py fails while it is stale.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from trainjob_resources.checks.rules.framework import Rule, Stage
+from trainjob_resources.checks.rules.registry import RULES
+from trainjob_resources.checks.rules.stages import STAGES
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "rules.md"
+EXAMPLE = Path(__file__).with_name("rules_doc_example.py")
+RULES_DIR = "../function/trainjob_resources/checks/rules"
+
+# The field path of the example result, as tests/testdata/error/requests-above-limits/results.yaml has it.
+_EXAMPLE_PATH = (
+    "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template.spec"
+    ".initContainers[0].resources.limits.memory"
+)
+
+_INTRO = f"""<!-- Written from the registry by `python -m tests.rules_doc` (make goldens): edit tests/rules_doc.py -->
+
+# The rules
+
+Every check the function makes on a TrainJob is a **rule**: one module in
+[`function/trainjob_resources/checks/rules/`]({RULES_DIR}/) that holds its logic, registered once in
+[`registry.py`]({RULES_DIR}/registry.py). The model is upstream Trainer's plugin framework
+(`pkg/runtime/framework/interface.go`: one interface per extension point; `plugins/registry.go`: each plugin
+registered once; one `runtime.Info` per job): here a `Rule` declares
+
+- its **stages**: where in the pipeline it runs (`process.py` runs a stage's rules in registry order);
+- its **scope**: what it runs over: the TrainJob once (`trainjob`), each patched replicated job (`job-site`),
+  each ContainerPatch (`container-site`) or each container's merged resources (`effective`);
+- what it **reads** (`checks/rules/reads.py`): the memo (`checks/memo.py`) keeps a stage's findings under the key of
+  the reads its rules declare, and reuses them for every TrainJob with that key. A rule that reads something
+  it does not declare would share findings it should not: `tests/test_memo.py` renders with and without the
+  memo and compares the bytes;
+- what it **reports**, and its `check(context, subject)`, which returns `Violation`s. The context
+  (`checks/context.py`, `TrainJobContext`) is the one object per TrainJob: the item, the TrainJob, the bundle,
+  the options, the resolved runtime, the sites, the topology, and (when materializing) the plan.
+
+Each finding names its rule in its result, as the KRM result's `tags` (kyaml `fn/framework/result.go`:
+`Tags map[string]string`; kpt keeps them in its results):
+
+```yaml
+- message: 'effective requests.memory (from runtime): request of 8Gi must be less than or equal to memory limit of
+    4Gi: set this limit to 8Gi, or set requests.memory in the patch too'
+  severity: error
+  resourceRef: {{apiVersion: trainer.kubeflow.org/v1alpha1, kind: TrainJob, name: requests-above-limits}}
+  field:
+    path: {_EXAMPLE_PATH}
+    currentValue: 4Gi
+    proposedValue: 8Gi
+  file: {{path: trainjobs/requests-above-limits.yaml}}
+  tags:
+    rule: effective-resources
+```
+
+(`tests/testdata/error/requests-above-limits/results.yaml`; `resourceRef` and `file` in flow style here.)
+
+What the functionConfig's errors, an empty input and an item that is no object say is made by
+`process.py` (and `krm/`) itself and carries no rule, nor does the info that says what a TrainJob's
+rewrite changed, nor the run's summary.
+"""
+
+
+def _stages() -> str:
+    rows = ["## Stages, in order", "", "| stage | runs on | rules |", "| --- | --- | --- |"]
+    for stage in STAGES:
+        names = ", ".join(f"`{rule.name}`" for rule in RULES if stage in rule.stages) or "(none: `process.py`)"
+        rows.append(f"| `{stage.name}` | {stage.when} | {names} |")
+    return "\n".join(rows) + "\n"
+
+
+def _reads(rule: Rule) -> str:
+    return ", ".join(read.name for read in rule.reads) or "(none: its findings are never remembered)"
+
+
+def _module(rule: Rule) -> str:
+    return rule.check.__module__.rsplit(".", 1)[1]
+
+
+def _stage_names(stages: tuple[Stage, ...]) -> str:
+    return ", ".join(stage.name for stage in stages)
+
+
+def _registry() -> str:
+    rows = [
+        "## The registry",
+        "",
+        "In registry order, the order of their findings within a stage.",
+        "",
+        "| rule | stages | runs over | reads | reports |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for rule in RULES:
+        link = f"[`{rule.name}`]({RULES_DIR}/{_module(rule)}.py)"
+        rows.append(f"| {link} | {_stage_names(rule.stages)} | {rule.scope} | {_reads(rule)} | {rule.reports} |")
+    return "\n".join(rows) + "\n"
+
+
+_ADDING = """## Adding a rule
+
+1. Write `checks/rules/<name>.py`: a `_check(context, subject)` that holds the rule's logic and a
+   `RULE = Rule(name, stages, scope, reads, reports, _check)`. Cite, in the module docstring, the upstream file
+   the rule follows.
+2. Declare in `reads` everything `_check` reads besides its subject; a new kind of input gets a new `Read` in
+   `reads.py` (its `key` says it exactly; its `shape` leaves out where it is, for results that name no place).
+3. Add it to `registry.RULES` where its findings belong in the output.
+4. Add a golden case (`tests/testdata/error/<case>/` or `success/<case>/`), then `make goldens`, which also
+   rewrites this page, and review the diff.
+
+For example, a rule that warns when a ContainerPatch sets a memory limit of zero
+(`tests/rules_doc_example.py`, which `tests/test_rules_doc.py` checks with ruff and `mypy --strict` as
+`checks/rules/zero_memory.py`):
+
+```python
+"""
+
+
+def render() -> str:
+    example = EXAMPLE.read_text()
+    return "\n".join([_INTRO, _stages(), _registry(), _ADDING + example + "```\n"])
+
+
+def main() -> None:
+    DOC.write_text(render())
+    print(f"wrote {DOC.relative_to(ROOT)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -150,6 +150,7 @@ def flux_build(ci_run: CiRun, folder: str) -> str:
     source = ci_run.root / FOLDERS[folder]
     assert not (source / "kustomization.yaml").exists()
     build = ci_run.root.parent / "flux-build" / folder
+    shutil.rmtree(build, ignore_errors=True)
     shutil.copytree(source, build)
     yamls = sorted(p.name for p in build.iterdir() if p.suffix in (".yaml", ".yml"))
     (build / "kustomization.yaml").write_text(

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +197,41 @@ def assert_the_golden_documents(helm: Helm, manifest: str) -> None:
     golden: list[Any] = documents((EXAMPLE / "expected.yaml").read_text())
     key = json.dumps
     assert sorted(documents(manifest), key=key) == sorted(golden, key=key)
+
+
+def cluster_runtimes_config(folder: Path) -> Path:
+    """The config docs/integrations.md's Helm section gives Helm 4's `helm install`, written to a file."""
+    text = (ROOT / "docs" / "integrations.md").read_text()
+    start = text.index("\n## Helm\n")
+    section = text[start : text.index("\n## ", start + 1)]
+    (block,) = re.findall(r"^( *)```yaml\n(.*?)^\1```", section, re.MULTILINE | re.DOTALL)
+    config = yaml.safe_load(textwrap.dedent(block[1]))
+    assert config["spec"] == {"derivedRuntimeKind": "ClusterTrainingRuntime"}
+    path = folder / "cluster-runtimes.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+@pytest.mark.slow
+def test_helm_install_on_the_control_plane(helm: Helm, control_plane: ControlPlane, tmp_path: Path) -> None:
+    """Helm 3 creates the objects in render's order, runtimes first. Helm 4 sorts them by kind, TrainJob
+    before TrainingRuntime, and the TrainJob webhook refuses the TrainJob; derived ClusterTrainingRuntimes
+    sort first and pass."""
+    namespace = f"helm-{helm.major}"
+    control_plane.kubectl("create", "namespace", namespace)
+    install = ["install", "training", CHART, "--namespace", namespace, *POST_RENDERER[helm.major]]
+    uninstall = ["uninstall", "training", "--namespace", namespace]
+    try:
+        done = helm(*install, kubeconfig=control_plane.kubeconfig)
+        if helm.major == "v4":
+            assert done.returncode != 0
+            assert "specified trainingRuntime must be created before the TrainJob is created" in done.stderr
+            assert helm(*uninstall, kubeconfig=control_plane.kubeconfig).returncode == 0
+            config = cluster_runtimes_config(tmp_path)
+            done = helm(*install, f"--post-renderer-args=--config={config}", kubeconfig=control_plane.kubeconfig)
+        assert done.returncode == 0, done.stderr
+        assert "STATUS: deployed" in done.stdout
+        control_plane.wait_for_jobset("large-dataset-training", namespace)
+    finally:
+        helm(*uninstall, kubeconfig=control_plane.kubeconfig)
+        control_plane.kubectl("delete", "namespace", namespace, "--wait=false")

@@ -42,11 +42,13 @@ example: $(RUN_STAMP)
 	$(BIN)/trainjob-resources < tests/testdata/success/data-loader-64gi/input.yaml
 
 ## Build (or reuse) the local control plane with upstream Kubeflow Trainer, and standalone kustomize
-## and Helm, from Go modules into a cache folder (tests/cluster/README.md), and the YAML oracle
-## (tests/yamloracle/build.sh). Without Go: a skip, outside CI.
+## and Helm, from Go modules into a cache folder (tests/cluster/README.md), the YAML oracle
+## (tests/yamloracle/build.sh), and Helm v4 and v3 for the post-renderer tests (tests/tools/helm.sh).
+## Without Go: a skip, outside CI.
 cluster:
 	bash tests/cluster/build.sh
 	bash tests/yamloracle/build.sh
+	bash tests/tools/helm.sh
 
 ## Build (or reuse) kubeconform from its Go module, for tests/test_schema.py (the same cache folder).
 kubeconform:

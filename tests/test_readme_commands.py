@@ -63,6 +63,10 @@ POST_RENDERERS = {
     "kustomization-examples/helm-post-renderer/post-render.sh",
 }
 
+# The Helm 4 post-renderer plugin, as `helm plugin install` takes it and `--post-renderer` names it.
+HELM_PLUGIN = "deploy/helm-plugin"
+HELM_PLUGIN_NAME = "trainjob-resources"
+
 ALL = [(readme.relative_to(ROOT), folder, words) for readme in READMES for folder, words in commands(readme)]
 
 # Each `trainjob-resources render` a README shows, run as written from the root: the golden it prints
@@ -181,10 +185,15 @@ def test_each_readme_command_is_run_by_the_suite(readme: Path, folder: str, word
             assert words[2:] == ["eval", "--image", IMAGE, "--fn-config", "trainjob-resources.yaml"], command
         return
     if words[0] == "helm":
-        # helm template on the chart runs as written in tests/test_cluster_tools.py; the post-renderer
-        # a line names must be one the suite runs.
+        # helm template on the chart runs as written in tests/test_helm.py, which installs the Helm 4
+        # plugin as written; the post-renderer a line names must be one the suite runs.
+        if words[1:3] == ["plugin", "install"]:
+            assert words[3:] == [HELM_PLUGIN], command
+            return
         renderer = words[words.index("--post-renderer") + 1]
-        assert renderer in POST_RENDERERS, f"{readme}: `{command}` runs a post-renderer no test runs"
+        assert renderer in POST_RENDERERS | {HELM_PLUGIN_NAME}, (
+            f"{readme}: `{command}` runs a post-renderer no test runs"
+        )
         return
     if words[0] in POST_RENDERERS:
         return  # run as written by test_the_post_renderer_commands_run_as_written

@@ -36,7 +36,7 @@ from typing import Any
 ARGOCD_FIELD_MANAGER = "argocd-controller"
 JOBSET = "jobsets.jobset.x-k8s.io"
 TRAINJOB = "trainjobs.trainer.kubeflow.org"
-_BINARIES = ("kube-apiserver", "etcd", "harness", "helm")
+_BINARIES = ("kube-apiserver", "etcd", "harness")
 _HERE = Path(__file__).resolve().parent
 
 
@@ -102,7 +102,7 @@ TRAINER_RELEASES = (
 
 
 class Tools:
-    """The standalone kustomize and Helm that `make cluster` builds, by version."""
+    """The standalone kustomize that `make cluster` builds, by version (Helm: tests/test_helm.py)."""
 
     def kustomize(self, version: str | None = None) -> str:
         """The kustomize binary whose version starts with `version` ("v5.4", "v5.8.2"); None: the newest."""
@@ -114,10 +114,6 @@ class Tools:
 
     def kustomize_versions(self) -> list[str]:
         return sorted(require_paths()["kustomize"], key=_version_key)
-
-    def helm(self) -> str:
-        helm: str = require_paths()["helm"]
-        return helm
 
 
 tools = Tools()

@@ -1,4 +1,4 @@
-"""The standalone kustomize and Helm that `make cluster` builds (tests/cluster/build.sh), for tests.
+"""The standalone kustomize that `make cluster` builds (tests/cluster/build.sh), for tests.
 
 Tests take a tool by role, not by version, so that a bump of the pinned versions in build.sh needs no
 test edit: ``kustomize("newest")`` and ``kustomize("oldest")`` are the newest and the oldest kustomize
@@ -44,12 +44,3 @@ def kustomize(role: str = "newest") -> str:
         unavailable("no standalone kustomize built (run `make cluster`; kubectl's cannot run exec functions)")
         raise AssertionError("unreachable")
     return found[1]
-
-
-def helm() -> str:
-    paths = tool_paths()
-    if paths is None or not paths.get("helm"):
-        unavailable("no Helm built (run `make cluster`)")
-        raise AssertionError("unreachable")
-    found: str = paths["helm"]
-    return found

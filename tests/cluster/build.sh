@@ -3,7 +3,7 @@
 # into a cache folder keyed by every pinned version and the harness's source:
 #
 #   ${TRAINJOB_RESOURCES_CACHE:-$HOME/.cache/trainjob-resources}/cluster/<key>/
-#     bin/kube-apiserver bin/etcd bin/harness bin/harness-<trainer>... bin/kueue bin/kustomize-<v>... bin/helm-<v>
+#     bin/kube-apiserver bin/etcd bin/harness bin/harness-<trainer>... bin/kueue bin/kustomize-<v>...
 #     crds/ (upstream Trainer's, JobSet's and scheduler-plugins' CRDs, copied out of the module cache)
 #     webhook/manifests.yaml (upstream Trainer's webhook configuration)
 #     releases/<trainer>/crds/ releases/<trainer>/webhook/manifests.yaml (the same, for each older release)
@@ -19,12 +19,9 @@ cd "$(dirname "$0")"
 # Pinned here (the Go modules' versions are in go.mod/go.sum of this folder and tools/*/; an older Trainer
 # release's in trainer-v<minor>.mod/.sum, the same harness built with -modfile).
 # kustomize: the newest v5 that builds with this machine's Go (v5.8.3 needs go >= 1.27) and v5.4,
-# the oldest v5 minor still in wide use. Helm v3: its --post-renderer runs an executable, as our
-# example does (Helm v4's names a plugin).
+# the oldest v5 minor still in wide use. Helm (v4 and v3) is built by tests/tools/helm.sh.
 KUSTOMIZE_MODULE=sigs.k8s.io/kustomize/kustomize/v5
 KUSTOMIZE_VERSIONS=(v5.8.2 v5.4.3)
-HELM_MODULE=helm.sh/helm/v3
-HELM_VERSION=v3.22.0
 
 if ! command -v go >/dev/null 2>&1; then
   if [ "${CI:-}" = true ]; then
@@ -53,7 +50,7 @@ sources=(build.sh go.mod go.sum trainer-v*.mod trainer-v*.sum harness/*.go kueue
 hash="$(
   {
     go env GOVERSION GOOS GOARCH
-    echo "${KUSTOMIZE_VERSIONS[*]} ${HELM_MODULE}@${HELM_VERSION}"
+    echo "${KUSTOMIZE_VERSIONS[*]}"
     sha256sum "${sources[@]}"
   } | sha256sum | cut -c1-12
 )"
@@ -105,17 +102,6 @@ for v in "${KUSTOMIZE_VERSIONS[@]}"; do
     "${KUSTOMIZE_MODULE}@${v}"
   mv "${tmp}/gobin/kustomize" "${tmp}/bin/kustomize-${v}"
 done
-step "helm ${HELM_VERSION}"
-# As Helm's Makefile stamps a release: its version, and the Kubernetes version `helm template` assumes
-# (.Capabilities.KubeVersion) from the client-go it builds with.
-helm_mod="$(go mod download -json "${HELM_MODULE}@${HELM_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')"
-helm_k8s_minor="$(awk '$1 == "k8s.io/client-go" { split($2, v, "."); print v[2]; exit }' "${helm_mod}")"
-helm_stamp="-X ${HELM_MODULE}/internal/version.version=${HELM_VERSION} -X ${HELM_MODULE}/internal/version.gitTreeState=clean"
-for pkg in pkg/lint/rules pkg/chartutil; do
-  helm_stamp="${helm_stamp} -X ${HELM_MODULE}/${pkg}.k8sVersionMajor=1 -X ${HELM_MODULE}/${pkg}.k8sVersionMinor=${helm_k8s_minor}"
-done
-GOBIN="${tmp}/gobin" go install -trimpath -ldflags "${helm_stamp}" "${HELM_MODULE}/cmd/helm@${HELM_VERSION}"
-mv "${tmp}/gobin/helm" "${tmp}/bin/helm-${HELM_VERSION}"
 rmdir "${tmp}/gobin"
 
 step "CRDs and webhook configuration, from the module cache"
@@ -159,7 +145,7 @@ chmod -R u+w "${tmp}"
 
 step "paths.json"
 OUT="${out}" TMP="${tmp}" K8S="${k8s_version}" ETCD="${etcd_version}" TRAINER="${trainer_version}" \
-  KVERS="${KUSTOMIZE_VERSIONS[*]}" HELM="${HELM_VERSION}" GOVERSION="$(go env GOVERSION)" \
+  KVERS="${KUSTOMIZE_VERSIONS[*]}" GOVERSION="$(go env GOVERSION)" \
   JOBSET="$(modver sigs.k8s.io/jobset go.mod)" CR="$(modver sigs.k8s.io/controller-runtime go.mod)" \
   SP="$(modver sigs.k8s.io/scheduler-plugins go.mod)" KUEUE="${kueue_version}" KUEUE_TRAINER="${kueue_trainer}" \
   RELEASES="$(for r in "${releases[@]}"; do printf '%s=%s ' "${r}" "${release_mod[${r}]}"; done)" \
@@ -191,7 +177,6 @@ paths = {
     "harness": b("harness"),
     "assets": os.path.join(out, "bin"),
     "kustomize": {v: b(f"kustomize-{v}") for v in e["KVERS"].split()},
-    "helm": b(f"helm-{e['HELM']}"),
     "crds": os.path.join(out, "crds"),
     "webhook": os.path.join(out, "webhook", "manifests.yaml"),
     # Every Trainer release with a harness, the newest first (go.mod's); ControlPlane(trainer=...).
@@ -217,7 +202,6 @@ paths = {
         "kueue": e["KUEUE"],
         "kueue-trainer": e["KUEUE_TRAINER"],
         "kustomize": e["KVERS"].split(),
-        "helm": e["HELM"],
         "go": e["GOVERSION"],
     },
 }

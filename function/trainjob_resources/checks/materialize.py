@@ -26,10 +26,10 @@ from ..values.keys import (
     CONTAINER_LISTS,
     DEPENDS_ON,
     INDEX_ANNOTATIONS,
-    OLD_PREFIX,
+    ORCHESTRATOR_PREFIXES,
     PATH_ANNOTATIONS,
-    PREFIX,
     SYNC_WAVE,
+    is_ownership_key,
 )
 from ..values.violations import Violation
 from ..yamltext import written_form
@@ -54,41 +54,22 @@ _MAX_DECIMAL_BITS = 3000  # about 900 digits, far below Python's limit on int-to
 _INTEGER = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.Atoi, which Argo CD reads waves with, accepts
 # Bumped only with a change of what the name hashes; tests/test_names.py pins the names it gives.
 NAME_SCHEME_VERSION = "1"
-# Annotations that describe the base object's source or identity to an orchestrator (file, index,
-# kustomize's resource id, build metadata): a derived runtime is a different object and must not
-# claim them.
-_ORCHESTRATOR_PREFIXES = (
-    "internal.config.kubernetes.io/",
-    "config.kubernetes.io/",
-    "config.k8s.io/",
-    "kustomize.config.k8s.io/",
-    "alpha.config.kubernetes.io/",
-)
-# What changes how the cluster or a deployer treats a new object: the derived runtime is a new
-# object of this function's, not the base's. Upstream's runtime guide (docs/operator-guides/runtime.md,
-# "Skipping Webhook Validation"): runtimes you create or modify must omit webhook-validation.
-# Upstream's chart labels the runtimes it installs ``trainer.kubeflow.org/managed-by:
-# runtimes-installer`` and deletes every ClusterTrainingRuntime so labelled that is not in its
-# manifest (charts/kubeflow-trainer/templates/runtimes/installer-job.yaml, cleanup-job.yaml);
-# ``app.kubernetes.io/instance`` is Argo CD's default tracking label (the platform's app would
-# claim, then prune, the derived runtime).
-_OWNERSHIP_PREFIXES = ("meta.helm.sh/", "helm.sh/", "argocd.argoproj.io/", PREFIX, OLD_PREFIX)
-_DROPPED_KEYS = {
-    "kubectl.kubernetes.io/last-applied-configuration",
-    "trainer.kubeflow.org/webhook-validation",
-    "trainer.kubeflow.org/managed-by",
-    "app.kubernetes.io/instance",
-}
+# A derived runtime is a different object from its base, and one of this function's: it claims
+# none of its base's source or identity (``ORCHESTRATOR_PREFIXES``) and none of its ownership
+# (``is_ownership_key``: upstream's chart deletes every ClusterTrainingRuntime labelled
+# ``trainer.kubeflow.org/managed-by: runtimes-installer`` that is not in its manifest,
+# charts/kubeflow-trainer/templates/runtimes/cleanup-job.yaml; ``app.kubernetes.io/instance`` is
+# Argo CD's default tracking label, so the platform's app would claim, then prune, it).
 
 
 def _kept_annotation(key: str) -> bool:
-    return key not in _DROPPED_KEYS and not key.startswith((*_ORCHESTRATOR_PREFIXES, *_OWNERSHIP_PREFIXES))
+    return not is_ownership_key(key) and not key.startswith(ORCHESTRATOR_PREFIXES)
 
 
 def _kept_label(key: str, value: str | None) -> bool:
     if key == "app.kubernetes.io/managed-by" and value == "Helm":
         return False
-    return key not in _DROPPED_KEYS and not key.startswith(_OWNERSHIP_PREFIXES)
+    return not is_ownership_key(key)
 
 
 class Derived(records.Record):

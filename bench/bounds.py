@@ -4,9 +4,10 @@ Two hostile families, each at growing sizes, through the installed command (one 
 peak RSS and CPU from ``os.wait4``):
 
 - aliases: one runtime whose one env value (200 KB) is aliased A times, and 10 TrainJobs with
-  distinct overrides, through ``render`` (a derived runtime is written with every alias written
-  out, so each is A x 200 KB): the derived runtimes hold at most 64 MiB, and past the bound a base
-  is counted, never held;
+  distinct overrides, through the KRM function (a ResourceList on stdin) and ``render`` (which
+  prints nothing on an error): a derived runtime is written with every alias written out, so each
+  is A x 200 KB; the derived runtimes hold at most 64 MiB, and a base past what is left is counted,
+  never held;
 - explain: a runtime of C containers and 200 TrainJobs using it, through ``explain --format json``
   and ``--against`` a copy: the explanations hold at most 32 MiB, both sides together.
 
@@ -82,10 +83,16 @@ def wide(containers: int, trainjobs: int = 200) -> str:
                                  "restartPolicy: Always}\n", "") + entries + jobs  # fmt: skip
 
 
-def run(argv: list[str], cwd: Path) -> dict[str, Any]:
+def as_resource_list(text: str) -> str:
+    """The documents of ``text`` as the items of a ResourceList (the KRM function's input)."""
+    items = "".join("- " + doc.strip("\n").replace("\n", "\n  ") + "\n" for doc in text.split("---\n") if doc.strip())
+    return "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + items
+
+
+def run(argv: list[str], cwd: Path, stdin: Path | None = None) -> dict[str, Any]:
     """One run: exit status, stdout bytes, peak RSS (MB) and CPU seconds of the child."""
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL)
+    with tempfile.TemporaryFile() as out, stdin.open("rb") if stdin else open(os.devnull, "rb") as source:
+        proc = subprocess.Popen(argv, cwd=cwd, stdin=source, stdout=out, stderr=subprocess.DEVNULL)
         _, status, usage = os.wait4(proc.pid, 0)
         size = out.seek(0, os.SEEK_END)
     return {
@@ -101,9 +108,10 @@ def case(name: str, text: str, arguments: list[str], against: bool = False) -> d
         root = Path(folder)
         (root / "app").mkdir()
         (root / "app" / "all.yaml").write_text(text)
+        (root / "resourcelist.yaml").write_text(as_resource_list(text))
         if against:
             shutil.copytree(root / "app", root / "base" / "app")
-        result = run([str(FUNCTION), *arguments], root)
+        result = run([str(FUNCTION), *arguments], root, root / "resourcelist.yaml" if not arguments else None)
     return {"case": name, "input_bytes": len(text.encode()), **result}
 
 
@@ -111,7 +119,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=RESULTS, help="directory for bounds-latest.json")
     options = parser.parse_args()
-    rows = [case(f"render, 200 KB aliased {a}x, 10 TrainJobs", aliased(a), ["render", "app"]) for a in (49, 199, 999)]
+    rows = [case(f"function, 200 KB aliased {a}x, 10 TrainJobs", aliased(a), []) for a in (49, 199, 999)]
+    rows += [case(f"render, 200 KB aliased {a}x, 10 TrainJobs", aliased(a), ["render", "app"]) for a in (199, 999)]
     rows += [
         case(f"explain json, {c} containers x 200 TrainJobs", wide(c), ["explain", "app", "--format", "json"])
         for c in (100, 1000, 4000)

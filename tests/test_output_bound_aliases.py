@@ -11,6 +11,7 @@ the bytes written and that exactly the TrainJobs that fit derive.
 
 from __future__ import annotations
 
+import json
 import resource
 import subprocess
 from pathlib import Path
@@ -174,3 +175,28 @@ def test_the_bytes_counted_are_the_bytes_written(
     for item in made:
         assert len(item.serialized().encode()) <= each
     assert sum(len(item.serialized().encode()) for item in made) <= materialize.MAX_DERIVED_BYTES
+
+
+@settings(max_examples=6, deadline=None)
+@given(note=st.integers(min_value=1000, max_value=30_000), fits=st.integers(min_value=0, max_value=4))
+def test_derived_runtime_metadata_counts_on_each(note: int, fits: int) -> None:
+    """``derivedRuntimeMetadata`` (an annotation of ``note`` bytes) is written on every derived runtime,
+    so it counts on each: a small base and many TrainJobs cannot multiply it past the bound."""
+    metadata = json.dumps({"annotations": {"example.com/note": "n" * note}})
+    config = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {}})
+    data = as_items(aliased_runtime(50, 0), *(trainjob(i) for i in range(6)))
+    data = data.replace(b"items:\n", f"functionConfig: {config}\nitems:\n".encode(), 1)
+    data = data.replace(b'"data": {}', f'"data": {{"derivedRuntimeMetadata": {json.dumps(metadata)}}}'.encode())
+    base = krm.Item(krm.read(as_items(aliased_runtime(50, 0))).items[0].node)
+    bound = materialize.OutputBound(1 << 40)
+    bound.count_metadata(json.loads(metadata))
+    each = materialize.WrittenBase(base).size + 2 * 90 + materialize.OWN_METADATA_BYTES + bound.metadata_bytes
+    assert bound.metadata_bytes > note
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(materialize, "MAX_DERIVED_BYTES", fits * each + each // 2)
+        result = process(krm.read(data))
+    made = derived_items(result.items)
+    assert len(made) == min(6, fits)
+    for item in made:
+        assert item.annotations()["example.com/note"] == "n" * note
+        assert len(item.serialized().encode()) <= each

@@ -222,6 +222,7 @@ def process(
                 )
             )
     memo = Memo()
+    memo.bound.count_metadata(config.derived_runtime_metadata)  # before a fork: its copy counts it too
     trainjobs = bundle.trainjobs
     contributions = fan_out(TrainJobWork(trainjobs, bundle, config, memo))
     assert len(contributions) == len(trainjobs)

@@ -349,10 +349,11 @@ class OutputBound:
     is written once, here, into a count that stops at what the bound has left: a base too large
     for it is never held."""
 
-    __slots__ = ("admitted", "bases", "limit", "per_base", "total")
+    __slots__ = ("admitted", "bases", "limit", "metadata_bytes", "per_base", "total")
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = MAX_DERIVED_BYTES if limit is None else limit
+        self.metadata_bytes = 0  # what derivedRuntimeMetadata adds to each (``count_metadata``)
         self.admitted: set[tuple[str, str, str]] = set()
         self.per_base: dict[int, int] = {}  # id(base item) -> derived runtimes admitted from it
         # id(base item) -> its written form (None: larger than the bound had left), the item kept alive
@@ -371,12 +372,23 @@ class OutputBound:
             known = self.bases[id(base)] = (written_base, base)
         return known[0]
 
+    def count_metadata(self, metadata: Mapping[str, Mapping[str, str]]) -> None:
+        """Count ``derivedRuntimeMetadata`` (``add_metadata``) on each derived runtime: its text as
+        written, each line indented under ``metadata``."""
+        entries = {section: dict(values) for section, values in metadata.items() if values}
+        if entries:
+            text = yn.serialize(yn.from_python(entries))
+            self.metadata_bytes = len(text.encode()) + 2 * text.count("\n")
+
     def size_of(self, base: Item, overrides: int) -> int | None:
         """The bytes a runtime derived from ``base`` with ``overrides`` bytes of overrides counts
         for: its base's text as written, the overrides twice (in its containers, and recorded in
-        an annotation) and its own metadata; None: its base alone passes what the bound has left."""
+        an annotation), its own metadata and ``derivedRuntimeMetadata``; None: its base alone passes
+        what the bound has left."""
         written_base = self.written_base(base)
-        return written_base.size + 2 * overrides + OWN_METADATA_BYTES if written_base is not None else None
+        if written_base is None:
+            return None
+        return written_base.size + 2 * overrides + OWN_METADATA_BYTES + self.metadata_bytes
 
     def admit(self, identity: tuple[str, str, str], base: Item, display: str, overrides: int) -> Violation | None:
         """None when the derived runtime ``identity`` (of ``base``, ``overrides`` bytes of overrides)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import resource
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from trainjob_resources.krm import resource_list as krm
 from trainjob_resources.process import process
 from trainjob_resources.yamltext.yamlnodes import MAX_INPUT_BYTES
 
+from tests.examples import KPT_PACKAGE, kpt_render
 from tests.hostile import EXECUTABLE, HEADER, MiB, parse_output, run_limited
 
 _RUNTIME_HEAD = """\
@@ -200,3 +202,20 @@ def test_derived_runtime_metadata_counts_on_each(note: int, fits: int) -> None:
     for item in made:
         assert item.annotations()["example.com/note"] == "n" * note
         assert len(item.serialized().encode()) <= each
+
+
+@pytest.mark.slow
+def test_kpt_render_refuses_a_runtime_whose_aliases_pass_the_bound(kpt: str, tmp_path: Path) -> None:
+    """The kpt example package through ``kpt fn render`` (the function as kpt runs it), its runtime
+    given a 1 MiB env value aliased 100 times: kpt reports the function's error, and the package is
+    left as it was (nothing derived)."""
+    package = tmp_path / "package"
+    shutil.copytree(KPT_PACKAGE, package)
+    env = f"                      env:\n                        - {{name: E0, value: &big '{'x' * MiB}'}}\n"
+    env += "".join(f"                        - {{name: E{i}, value: *big}}\n" for i in range(1, 100))
+    (package / "runtime.yaml").write_text((package / "runtime.yaml").read_text() + env)
+    before = sorted(p.name for p in package.iterdir())
+    done = kpt_render(kpt, package)
+    assert done.returncode != 0
+    assert materialize.BOUND_MESSAGE in done.stderr and "bytes left of the bound" in done.stderr, done.stderr[-3000:]
+    assert sorted(p.name for p in package.iterdir()) == before

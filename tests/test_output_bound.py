@@ -17,6 +17,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from trainjob_resources.checks import materialize
+from trainjob_resources.krm.resource_list import Item
+from trainjob_resources.yamltext import yamlnodes as yn
 from trainjob_resources.yamltext.yamlnodes import MAX_INPUT_BYTES
 
 from tests.hostile import RUNTIME, MiB, bundle, parse_output, run_limited, trainjob_value, trainjob_yaml
@@ -29,6 +31,11 @@ def padded_runtime(size: int) -> str:
     per = len(entry % (0, "x" * 40))
     env = "".join(entry % (i, "x" * 40) for i in range(max(0, size - len(RUNTIME)) // per))
     return RUNTIME + "                    env:\n" + env
+
+
+def written_size(runtime: str) -> int:
+    """What the bound counts for each runtime derived from ``runtime``: its base's text as written."""
+    return materialize.WrittenBase(Item(yn.from_python(yaml.safe_load(runtime)[0]))).size
 
 
 def jobs(count: int) -> str:
@@ -66,7 +73,7 @@ def test_one_large_runtime_and_400_distinct_overrides_are_refused_within_bounded
     refused = [r for r in results_of(output) if r["message"].startswith(materialize.BOUND_MESSAGE)]
     made = derived_names(output)
     assert len(refused) + len(made) == 400
-    assert 0 < len(made) <= MAX_INPUT_BYTES // len(runtime)
+    assert 0 < len(made) <= MAX_INPUT_BYTES // written_size(runtime)
     first = refused[0]
     assert first["severity"] == "error" and first["field"]["path"] == "spec.runtimeRef"
     assert first["resourceRef"]["name"] == f"tj-{len(made):04d}"
@@ -89,10 +96,11 @@ def test_exactly_the_trainjobs_that_fit_derive_in_input_order(
 ) -> None:
     runtime = padded_runtime(size)
     # overrides of one length (three digits), so that every derived runtime counts alike: its
-    # base's text and its overrides' canonical JSON (90 bytes); the bound sits between two counts
+    # base's text as written, its overrides' canonical JSON (90 bytes) twice and its own
+    # metadata; the bound sits between two counts
     items = [trainjob_value(f"tj-{i:04d}", f"{i // repeats + 100}Mi") for i in range(count)]
     data = bundle(runtime, *(trainjob_yaml(i) for i in items))
-    each = len(runtime) + 90
+    each = written_size(runtime) + 2 * 90 + materialize.OWN_METADATA_BYTES
     monkeypatch.setattr(materialize, "MAX_DERIVED_BYTES", fits * each + each // 2)
     output = yaml.safe_load(one_process(data))
     distinct = -(-count // repeats)

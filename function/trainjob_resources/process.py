@@ -224,6 +224,7 @@ def process(
         for v in (v for rule in _INDEX_RULES for v in rule.findings(bundle, entry)):
             resource_list.results.append(entry.item.result(v.message, v.severity, v.path, v.current_value, rule=v.rule))
     memo = Memo()
+    memo.bound.count_metadata(config.derived_runtime_metadata)  # before a fork: its copy counts it too
     trainjobs = bundle.trainjobs
     contributions = fan_out(TrainJobWork(trainjobs, bundle, config, memo))
     assert len(contributions) == len(trainjobs)

@@ -19,8 +19,10 @@ from pydantic.alias_generators import to_camel
 
 from ..kube.quantity import QuantityError, invalid, parse_quantity
 from ..kube.resource_rules import qualified_name_errors
+from ..trainer.api import CLUSTER_RUNTIME_KIND
 from ..trainer.releases import NEWEST, TrainerVersion
 from ..values import fieldpath
+from ..values.keys import INTERNAL_PREFIX, ORCHESTRATOR_PREFIXES, PREFIX, SYNC_WAVE, is_platform_key
 from ..values.violations import Violation
 from .options import CONFIG_API_VERSION, CONFIG_KIND, DEFAULT_GPU_RESOURCES, ROLES
 
@@ -237,14 +239,12 @@ def _decode_role_map(text: str) -> Any:
 # (materialize.py: upstream's runtime guide, docs/operator-guides/runtime.md, says a runtime you
 # create must omit webhook-validation), and the orchestrators' own.
 _RESERVED_METADATA = (
-    "fn.trainjob-resources.io/",
+    PREFIX,
     "trainjob-resources.io/",
-    "argocd.argoproj.io/sync-wave",
+    INTERNAL_PREFIX,
+    SYNC_WAVE,
     "trainer.kubeflow.org/webhook-validation",
-    "internal.config.kubernetes.io/",
-    "config.kubernetes.io/",
-    "config.k8s.io/",
-    "kustomize.config.k8s.io/",
+    *ORCHESTRATOR_PREFIXES,
 )
 # apimachinery pkg/util/validation/validation.go: IsValidLabelValue
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
@@ -442,10 +442,45 @@ def combine(layers: list[Layer]) -> FunctionConfig:
                 elif option == _METADATA:  # the tenant's keys added to the platform's
                     value = {s: {**floor.get(s, {}), **value.get(s, {})} for s in sorted({*floor, *value})}
             values[name] = value
+    base = platform.config if platform is not None else FunctionConfig.model_construct()
+    problems += _tenant_metadata(layers, platform, values.get("derived_runtime_kind", base.derived_runtime_kind))
     if problems:
         raise LayerError(problems)
-    base = platform.config if platform is not None else FunctionConfig.model_construct()
     return base.model_copy(update=values)
+
+
+def _tenant_metadata(layers: list[Layer], platform: Layer | None, kind: str) -> list[str]:
+    """What a tenant's layer may not add with ``derivedRuntimeMetadata``: a key in a key space only
+    the platform may set (``values/keys.is_platform_key``: who owns the object, how Argo CD, Helm
+    or kpt treat it, kustomize's and Trainer's own), and on a cluster-scoped derived runtime (one
+    object, written alike by every team's render) any key; a key the platform sets to the same
+    value is the platform's."""
+    floor = platform.config.derived_runtime_metadata if platform is not None else {}
+    problems: list[str] = []
+    for layer in layers:
+        if layer.platform or _METADATA not in layer.sources:
+            continue
+        metadata = layer.config.derived_runtime_metadata
+        for section in sorted(metadata):
+            for key in sorted(metadata[section]):
+                if floor.get(section, {}).get(key) == metadata[section][key]:
+                    continue
+                where = f"{layer.sources[_METADATA]}: {_METADATA}.{section}: {key!r}"
+                if kind == CLUSTER_RUNTIME_KIND:
+                    problems.append(
+                        f"{where}: derivedRuntimeKind is ClusterTrainingRuntime, one object for every team that "
+                        "derives it, so it takes no metadata but the platform's: ask the platform to set it "
+                        "in its config (render --config), or derive TrainingRuntimes"
+                    )
+                elif is_platform_key(key):
+                    problems.append(
+                        f"{where}: a key only the platform may set on a derived runtime (Argo CD, Helm, kpt and "
+                        "cli-utils, kustomize and config.kubernetes.io, app.kubernetes.io/instance, "
+                        "trainer.kubeflow.org and the function's own keys decide who owns it and how it is "
+                        "synced, pruned or deleted): ask the platform to set it in its config (render --config), "
+                        "or use a key of your own"
+                    )
+    return problems
 
 
 def _platform_label(platform: Layer) -> str:

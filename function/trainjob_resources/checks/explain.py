@@ -416,7 +416,20 @@ def to_json(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] = ()) -> 
 
 
 def render_json(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] = ()) -> str:
-    return json.dumps(to_json(views, left_out), indent=2, ensure_ascii=False) + "\n"
+    """``to_json`` as indented JSON, written a TrainJob at a time (``json_entry``): the text of
+    ``json.dumps(to_json(...), indent=2)`` without the whole document as Python objects first."""
+    lines = ['{\n  "trainJobs": [']
+    lines.append(",".join(json_entry(v) for v in views) + ("\n  ]" if views else "]"))
+    if left_out:
+        rest = {"notExplained": [{"name": t.name, "namespace": t.namespace, "reason": t.reason} for t in left_out]}
+        lines.append(",\n  " + json.dumps(rest, indent=2, ensure_ascii=False)[4:-2])
+    return "".join(lines) + "\n}\n"
+
+
+def json_entry(view: TrainJobPods) -> str:
+    """One TrainJob's explanation as ``render_json`` writes it in its ``trainJobs`` list (on a line
+    of its own, indented, without the comma before it)."""
+    return "\n    " + json.dumps(trainjob_json(view), indent=2, ensure_ascii=False).replace("\n", "\n    ")
 
 
 def left_out_text(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut], none: str, markdown: bool = False) -> str:

@@ -26,10 +26,10 @@ from ..values.keys import (
     CONTAINER_LISTS,
     DEPENDS_ON,
     INDEX_ANNOTATIONS,
-    OLD_PREFIX,
+    ORCHESTRATOR_PREFIXES,
     PATH_ANNOTATIONS,
-    PREFIX,
     SYNC_WAVE,
+    is_ownership_key,
 )
 from ..values.violations import Violation
 from ..yamltext import written_form
@@ -54,41 +54,22 @@ _MAX_DECIMAL_BITS = 3000  # about 900 digits, far below Python's limit on int-to
 _INTEGER = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.Atoi, which Argo CD reads waves with, accepts
 # Bumped only with a change of what the name hashes; tests/test_names.py pins the names it gives.
 NAME_SCHEME_VERSION = "1"
-# Annotations that describe the base object's source or identity to an orchestrator (file, index,
-# kustomize's resource id, build metadata): a derived runtime is a different object and must not
-# claim them.
-_ORCHESTRATOR_PREFIXES = (
-    "internal.config.kubernetes.io/",
-    "config.kubernetes.io/",
-    "config.k8s.io/",
-    "kustomize.config.k8s.io/",
-    "alpha.config.kubernetes.io/",
-)
-# What changes how the cluster or a deployer treats a new object: the derived runtime is a new
-# object of this function's, not the base's. Upstream's runtime guide (docs/operator-guides/runtime.md,
-# "Skipping Webhook Validation"): runtimes you create or modify must omit webhook-validation.
-# Upstream's chart labels the runtimes it installs ``trainer.kubeflow.org/managed-by:
-# runtimes-installer`` and deletes every ClusterTrainingRuntime so labelled that is not in its
-# manifest (charts/kubeflow-trainer/templates/runtimes/installer-job.yaml, cleanup-job.yaml);
-# ``app.kubernetes.io/instance`` is Argo CD's default tracking label (the platform's app would
-# claim, then prune, the derived runtime).
-_OWNERSHIP_PREFIXES = ("meta.helm.sh/", "helm.sh/", "argocd.argoproj.io/", PREFIX, OLD_PREFIX)
-_DROPPED_KEYS = {
-    "kubectl.kubernetes.io/last-applied-configuration",
-    "trainer.kubeflow.org/webhook-validation",
-    "trainer.kubeflow.org/managed-by",
-    "app.kubernetes.io/instance",
-}
+# A derived runtime is a different object from its base, and one of this function's: it claims
+# none of its base's source or identity (``ORCHESTRATOR_PREFIXES``) and none of its ownership
+# (``is_ownership_key``: upstream's chart deletes every ClusterTrainingRuntime labelled
+# ``trainer.kubeflow.org/managed-by: runtimes-installer`` that is not in its manifest,
+# charts/kubeflow-trainer/templates/runtimes/cleanup-job.yaml; ``app.kubernetes.io/instance`` is
+# Argo CD's default tracking label, so the platform's app would claim, then prune, it).
 
 
 def _kept_annotation(key: str) -> bool:
-    return key not in _DROPPED_KEYS and not key.startswith((*_ORCHESTRATOR_PREFIXES, *_OWNERSHIP_PREFIXES))
+    return not is_ownership_key(key) and not key.startswith(ORCHESTRATOR_PREFIXES)
 
 
 def _kept_label(key: str, value: str | None) -> bool:
     if key == "app.kubernetes.io/managed-by" and value == "Helm":
         return False
-    return key not in _DROPPED_KEYS and not key.startswith(_OWNERSHIP_PREFIXES)
+    return not is_ownership_key(key)
 
 
 class Derived(records.Record):
@@ -284,10 +265,14 @@ class WrittenBase:
     derived from it, and its text with what a derived runtime changes left open: ``kind``,
     ``metadata`` and each container's ``resources`` (``written_form.Template``)."""
 
-    __slots__ = ("_containers", "_template", "node")
+    __slots__ = ("_containers", "_template", "node", "size")
 
-    def __init__(self, base: Item) -> None:
+    def __init__(self, base: Item, limit: int = yn.MAX_INPUT_BYTES) -> None:
+        """``limit``: the base's text as written (aliases expanded, as the writer writes them) may
+        hold at most this many bytes, else ``yamlnodes.OutputLimitError``, raised as the count
+        passes it (the text is counted, not kept)."""
         self.node: Final = written(base)
+        self.size: Final = yn.written_size(self.node, limit)  # its text's bytes, metadata and all
         self._containers: Final = _container_paths(self.node)
         slots = self._slots(self.node)
         self._template: Final = written_form.Template(self.node, slots) if slots is not None else None
@@ -346,48 +331,85 @@ def written(base: Item) -> MappingNode:
 
 
 # The derived runtimes of one render, together, at most what the function reads (yamlnodes'
-# MAX_INPUT_BYTES): each is about its base's size, so a few large runtimes and many distinct
+# MAX_INPUT_BYTES), counted as they are written (aliases expanded): each is about its base's size
+# as written, so a few large runtimes (or one whose aliases repeat a large value) and many distinct
 # overrides would otherwise make an output (and memory) hundreds of times the input's.
 MAX_DERIVED_BYTES: Final = yn.MAX_INPUT_BYTES
 BOUND_MESSAGE: Final = "the derived runtimes of this render would pass the output bound"
+# What a derived runtime holds besides its base's text and its overrides, at most: its name,
+# namespace, label and the function's annotations (derived-from, name scheme, sync wave, kpt's path,
+# each naming the base or the derived runtime: names of at most 253 bytes, namespaces of 63).
+OWN_METADATA_BYTES: Final = 1536
 
 
 class OutputBound:
     """The derived runtimes a render has admitted (``admit``, in the TrainJobs' order), their
-    bytes, and how many from each base. A derived runtime counts as its base's text plus its
-    overrides (what ``derive_runtime`` writes, less a few annotations)."""
+    bytes, and how many from each base. A derived runtime counts as at least what it is written
+    as (``size_of``: its base's text as written, ``WrittenBase.size``, aliases expanded). Each base
+    is written once, here, into a count that stops at what the bound has left: a base too large
+    for it is never held."""
 
-    __slots__ = ("admitted", "limit", "per_base", "sizes", "total")
+    __slots__ = ("admitted", "bases", "limit", "metadata_bytes", "per_base", "total")
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = MAX_DERIVED_BYTES if limit is None else limit
+        self.metadata_bytes = 0  # what derivedRuntimeMetadata adds to each (``count_metadata``)
         self.admitted: set[tuple[str, str, str]] = set()
         self.per_base: dict[int, int] = {}  # id(base item) -> derived runtimes admitted from it
-        self.sizes: dict[int, tuple[int, Item]] = {}  # id(base item) -> its text's size (the item kept alive)
+        # id(base item) -> its written form (None: larger than the bound had left), the item kept alive
+        self.bases: dict[int, tuple[WrittenBase | None, Item]] = {}
         self.total = 0
 
-    def size_of(self, base: Item) -> int:
-        known = self.sizes.get(id(base))
+    def written_base(self, base: Item) -> WrittenBase | None:
+        """``base`` as written, made once; None where its text passes what the bound has left (the
+        bound only fills up, so it would not fit later either)."""
+        known = self.bases.get(id(base))
         if known is None:
-            size = len(base.source) if base.source is not None else len(yn.serialize(base.node))
-            known = self.sizes[id(base)] = (size, base)
+            try:
+                written_base: WrittenBase | None = WrittenBase(base, self.limit - self.total)
+            except yn.OutputLimitError:
+                written_base = None
+            known = self.bases[id(base)] = (written_base, base)
         return known[0]
+
+    def count_metadata(self, metadata: Mapping[str, Mapping[str, str]]) -> None:
+        """Count ``derivedRuntimeMetadata`` (``add_metadata``) on each derived runtime: its text as
+        written, each line indented under ``metadata``."""
+        entries = {section: dict(values) for section, values in metadata.items() if values}
+        if entries:
+            text = yn.serialize(yn.from_python(entries))
+            self.metadata_bytes = len(text.encode()) + 2 * text.count("\n")
+
+    def size_of(self, base: Item, overrides: int) -> int | None:
+        """The bytes a runtime derived from ``base`` with ``overrides`` bytes of overrides counts
+        for: its base's text as written, the overrides twice (in its containers, and recorded in
+        an annotation), its own metadata and ``derivedRuntimeMetadata``; None: its base alone passes
+        what the bound has left."""
+        written_base = self.written_base(base)
+        if written_base is None:
+            return None
+        return written_base.size + 2 * overrides + OWN_METADATA_BYTES + self.metadata_bytes
 
     def admit(self, identity: tuple[str, str, str], base: Item, display: str, overrides: int) -> Violation | None:
         """None when the derived runtime ``identity`` (of ``base``, ``overrides`` bytes of overrides)
         fits, or was admitted before; else the error for the TrainJob that would derive it."""
         if identity in self.admitted:
             return None
-        size = self.size_of(base) + overrides
+        size = self.size_of(base, overrides)
         count = self.per_base.get(id(base), 0) + 1
-        if self.total + size > self.limit:
+        if size is None or self.total + size > self.limit:
+            if size is None:
+                each = f"more than the {self.limit - self.total:,} bytes left of the bound each, as written"
+            else:
+                each = f"{size:,} bytes each as written"
             return Violation(
                 "spec.runtimeRef",
                 f"{BOUND_MESSAGE}: this TrainJob's would be runtime number {count:,} derived from {display} "
-                f"({size:,} bytes each), and with the {len(self.admitted):,} derived before it they would hold "
-                f"{self.total + size:,} bytes; the derived runtimes of one render hold at most {self.limit:,} "
+                f"({each}, aliases expanded), with the {len(self.admitted):,} derived before it "
+                f"holding {self.total:,} bytes; the derived runtimes of one render hold at most {self.limit:,} "
                 f"bytes ({self.limit // (1024 * 1024)} MiB, the input limit). Give fewer distinct overrides per "
-                "runtime (TrainJobs with equal overrides share one derived runtime), or render the bundle in parts",
+                "runtime (TrainJobs with equal overrides share one derived runtime), write the runtime without "
+                "aliases that repeat large values, or render the bundle in parts",
             )
         self.admitted.add(identity)
         self.per_base[id(base)] = count
@@ -400,7 +422,10 @@ class OutputBound:
         for identity, base, overrides in requests:
             if identity in admitted:
                 continue
-            total += self.size_of(base) + overrides
+            size = self.size_of(base, overrides)
+            if size is None:
+                return False
+            total += size
             per_base[id(base)] = per_base.get(id(base), 0) + 1
             admitted.add(identity)
             if total > self.limit:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..trainer.effective import ContainerKey, Effective
 from .bundle import Identity
-from .materialize import Derived, OutputBound, WrittenBase, derive_runtime, derived_name
+from .materialize import Derived, OutputBound, derive_runtime, derived_name
 from .plan import Plan, make_plan
 from .provenance import dump
 from .rules.framework import Read, Stage, key_of, shape_of
@@ -30,7 +30,6 @@ class Memo:
         "_plans",
         "_results",
         "_shared",
-        "_written",
         "bound",
         "derived",
         "managers",
@@ -47,7 +46,6 @@ class Memo:
         self._plans: dict[Any, tuple[Plan, Any]] = {}
         self._names: dict[tuple[int, str, str, str], str] = {}
         self._dumped: dict[int, tuple[str, dict[str, Any]]] = {}
-        self._written: dict[int, tuple[WrittenBase, RuntimeEntry]] = {}  # the entry kept alive
         self.derived: dict[Identity, Derived] = {}
         self.spellings: dict[Identity, str] = {}  # the overrides as written into each derived runtime
         self.bound = OutputBound()  # the derived runtimes admitted, in the TrainJobs' order
@@ -113,12 +111,10 @@ class Memo:
         current = self.derived.get(identity)
         if current is not None and self.spellings[identity] <= plan.spelling:
             return current
-        written_base = self._written.get(id(entry))
-        if written_base is None:
-            written_base = self._written[id(entry)] = (WrittenBase(entry.item), entry)
-        derived = derive_runtime(
-            entry.item, identity, plan.effective, plan.overrides, entry.cluster_name, written_base[0]
-        )
+        # Made when the bound admitted this derived runtime (in this process, or at the merge).
+        written_base = self.bound.written_base(entry.item)
+        assert written_base is not None
+        derived = derive_runtime(entry.item, identity, plan.effective, plan.overrides, entry.cluster_name, written_base)
         self.derived[identity] = derived
         self.spellings[identity] = plan.spelling
         return derived

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..checks.bundle import Bundle
     from ..checks.config import FunctionConfig
     from ..checks.explain import LeftOut, TrainJobPods
+    from ..checks.explain_bound import ExplainBound
     from ..krm.resource_list import Item, ResourceList, ResourceRef, Result
 
 FORMATS = ("table", "json", "markdown")
@@ -103,23 +104,25 @@ def _parser() -> argparse.ArgumentParser:
 
 def _explain_change(options: argparse.Namespace) -> int:
     """``--against DIR``: the change's inputs explained here and the base's in DIR, compared. Exit as
-    without it (1 when the change's inputs have an error); the base's errors only leave its TrainJobs
-    out of the comparison, each named."""
+    without it (1 when the change's inputs have an error, or either side passed explain's output
+    bound); the base's other errors only leave its TrainJobs out of the comparison, each named."""
     from ..checks import change_report
+    from ..checks.explain_bound import ExplainBound
 
     base_dir = options.against
     resource_list, platform = _load(options)
-    after = explain_views(resource_list, platform)
-    before = _base_views(options, base_dir)
+    bound = ExplainBound()  # both sides together
+    after = explain_views(resource_list, platform, bound)
+    before = _base_views(options, base_dir, bound)
     for line in after.messages:
         sys.stderr.write(line + "\n")
     report = change_report.compare(before.shown, after.shown, before.left_out, after.left_out)
     sys.stdout.buffer.write(change_report.RENDERERS[options.format](report).encode())
     sys.stdout.flush()
-    return 1 if after.failed else 0
+    return 1 if after.failed or bound.full else 0
 
 
-def _base_views(options: argparse.Namespace, base_dir: str) -> Views:
+def _base_views(options: argparse.Namespace, base_dir: str, bound: ExplainBound) -> Views:
     """The base's TrainJobs, read from ``base_dir`` as the change's are read from here. PATHs the base
     does not have (an application the change adds) are read as empty; its messages go to stderr,
     each line marked as the base's."""
@@ -143,7 +146,7 @@ def _base_views(options: argparse.Namespace, base_dir: str) -> Views:
             raise RenderError(f"base {base_dir}: {error}") from error
     finally:
         os.chdir(here)
-    views = explain_views(resource_list, platform)
+    views = explain_views(resource_list, platform, bound)
     for line in views.messages:
         sys.stderr.write(f"base {base_dir}: {line}\n")
     return views
@@ -191,13 +194,23 @@ def explain_resource_list(
     return Explained(output, views.messages, views.failed)
 
 
-def explain_views(resource_list: ResourceList, platform: frozenset[int] = frozenset()) -> Views:
+def explain_views(
+    resource_list: ResourceList, platform: frozenset[int] = frozenset(), bound: ExplainBound | None = None
+) -> Views:
     """Pure. A TrainJob is explained when it renders but for the policy's own findings: one with any
-    other error (a bad patch, a missing runtime) is left out, and its errors say why.
+    other error (a bad patch, a missing runtime) is left out, and its errors say why. ``bound``: what
+    the explanations may hold (``checks/explain_bound.py``; shared by both sides of ``--against``);
+    past it, the rest are left out, with an error.
     """
     from ..checks import explain
     from ..checks.config import ConfigError, parse_config
+    from ..checks.explain_bound import BOUND_REASON
+    from ..checks.explain_bound import ExplainBound as Bound
+    from ..krm.resource_list import Result as KrmResult
     from ..process import process
+
+    if bound is None:
+        bound = Bound()
 
     config_item = resource_list.function_config
     try:
@@ -209,15 +222,31 @@ def explain_views(resource_list: ResourceList, platform: frozenset[int] = frozen
 
     bundle = index(resource_list.items, platform)
     refs = [item.ref for item in bundle.trainjobs]
+    over: list[ResourceRef] = []  # the TrainJobs not explained for the bound, in order
     if config is not None:
         for item in bundle.trainjobs:
+            if bound.full:  # none after the first refused: not even explained, so never held
+                over.append(item.ref)
+                continue
             explained = explain_item(item, bundle, config)
-            if explained is not None:
-                views.append((item.ref, *explained))
-    results = process(resource_list, platform).results
+            if explained is None:
+                continue
+            if not bound.admit(explained[0]):
+                over.append(item.ref)
+                continue
+            views.append((item.ref, *explained))
+    results = list(process(resource_list, platform).results)
     shown = [(ref, view) for ref, view, own in views if not any(_foreign_error(r, ref, own) for r in results)]
     left_out = explain.left_out([ref for ref, _ in shown], refs, results)
-    return Views([view for _, view in shown], left_out, list(results))
+    if over:
+        refused = {(ref.namespace, ref.name) for ref in over}
+        left_out = [
+            explain.LeftOut(t.name, t.namespace, BOUND_REASON) if (t.namespace, t.name) in refused else t
+            for t in left_out
+        ]
+        first = f"{over[0].namespace}/{over[0].name}" if over[0].namespace else over[0].name
+        results.append(KrmResult(bound.message(first, len(over)), "error"))
+    return Views([view for _, view in shown], left_out, results)
 
 
 def _foreign_error(result: Result, ref: ResourceRef, own: set[tuple[str, str, str | None]]) -> bool:

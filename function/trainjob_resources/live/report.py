@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from ..values.records import Record
+from ..values.text import markdown_literal
 
 # The order findings are reported in: what refuses the sync first, then what it would break, then notes.
 CODES: Final = (
@@ -81,11 +82,9 @@ def render_table(findings: Sequence[Finding]) -> str:
     )
 
 
-_MARKDOWN_SPECIAL = str.maketrans({c: f"\\{c}" for c in "\\`*_[]<>|#~"})
-
-
 def markdown_cell(text: str) -> str:
-    return plain(text).translate(_MARKDOWN_SPECIAL)
+    """A table cell of literal text: no markup, link or autolink (``values.text.markdown_literal``)."""
+    return markdown_literal(plain(text))
 
 
 def render_markdown(findings: Sequence[Finding]) -> str:

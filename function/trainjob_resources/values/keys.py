@@ -36,3 +36,51 @@ SYNC_WAVE: Final = "argocd.argoproj.io/sync-wave"
 PREFIX: Final = "fn.trainjob-resources.io/"
 OLD_PREFIX: Final = "trainjob-resources.kubeflow.org/"
 INTERNAL_PREFIX: Final = "internal.trainjob-resources.io/"
+
+# Annotation and label keys that describe an object's source or identity to an orchestrator (file,
+# index, kustomize's resource id, build metadata: kyaml kioutil, kustomize api/konfig).
+ORCHESTRATOR_PREFIXES: Final = (
+    "internal.config.kubernetes.io/",
+    "config.kubernetes.io/",
+    "config.k8s.io/",
+    "kustomize.config.k8s.io/",
+    "alpha.config.kubernetes.io/",
+)
+# Key spaces that say who owns an object or how a deployer treats it: Helm's release and hooks
+# (helm pkg/release, pkg/action), Argo CD's hooks, sync options, waves and tracking id (argo-cd
+# common/common.go), kpt live's (cli-utils) deletion and ownership (cli-utils pkg/common), and the
+# function's own records.
+OWNERSHIP_PREFIXES: Final = (
+    "meta.helm.sh/",
+    "helm.sh/",
+    "argocd.argoproj.io/",
+    "cli-utils.sigs.k8s.io/",
+    "client.lifecycle.config.k8s.io/",
+    PREFIX,
+    OLD_PREFIX,
+    INTERNAL_PREFIX,
+)
+# Single keys of the same kind: kubectl's last applied configuration, Argo CD's default tracking
+# label, upstream Trainer's installer label and webhook switch (charts/kubeflow-trainer/templates/
+# runtimes/installer-job.yaml; docs/operator-guides/runtime.md, "Skipping Webhook Validation").
+OWNERSHIP_KEYS: Final = frozenset(
+    {
+        "kubectl.kubernetes.io/last-applied-configuration",
+        "app.kubernetes.io/instance",
+        "trainer.kubeflow.org/managed-by",
+        "trainer.kubeflow.org/webhook-validation",
+    }
+)
+# Key spaces on a derived runtime that only the platform's metadata may hold: all of the above and
+# the whole of Trainer's own (its controllers read labels there).
+PLATFORM_PREFIXES: Final = (*ORCHESTRATOR_PREFIXES, *OWNERSHIP_PREFIXES, "trainer.kubeflow.org/")
+
+
+def is_ownership_key(key: str) -> bool:
+    """Whether ``key`` says who owns an object or how a deployer treats it (never kept from a base)."""
+    return key in OWNERSHIP_KEYS or key.startswith(OWNERSHIP_PREFIXES)
+
+
+def is_platform_key(key: str) -> bool:
+    """Whether ``key`` is in a key space only the platform may set on a derived runtime."""
+    return key in OWNERSHIP_KEYS or key.startswith(PLATFORM_PREFIXES)

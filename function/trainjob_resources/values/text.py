@@ -35,12 +35,30 @@ def _escape(match: re.Match[str]) -> str:
 # links and images, raw HTML, entities, strikethrough, headings, table cells. Any ASCII punctuation
 # may be backslash-escaped (CommonMark 0.31, "Backslash escapes"), so each is written escaped.
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>!&~#|])")
+# What GFM links without any markup ("Autolinks (extension)"; cmark-gfm extensions/autolink.c): a
+# www. domain, a URL of a scheme (http, https, ftp...), an e-mail address, mailto: and xmpp:. The
+# extension reads the text after escapes and entities are decoded, so escaping cannot stop it; a
+# code span can (it is not text). A word (a run without white space) that holds any of these marks
+# is written as a code span; tests/test_markdown_autolinks.py checks against cmark-gfm.
+_LINKABLE = re.compile(r"(?i)www\.|://|@|mailto:|xmpp:")
+_WORDS = re.compile(r"(\s+)")
 
 
 def markdown_text(text: object, limit: int = MAX_SHOWN) -> str:
-    """``bounded(text)`` as literal Markdown text, fit for a table cell: no markup, link, image or
-    HTML of the user's survives, and no line break (escaped as ``\\n``)."""
-    return _MARKDOWN.sub(r"\\\1", bounded(text, limit))
+    """``bounded(text)`` as literal Markdown text, fit for a table cell: no markup, link, autolink,
+    image or HTML of the user's survives, and no line break (escaped as ``\\n``)."""
+    return markdown_literal(bounded(text, limit))
+
+
+def markdown_literal(text: object) -> str:
+    """``printable(text)``, whole, as literal Markdown text (``markdown_text`` without the cut)."""
+    value = printable(text)
+    if not _LINKABLE.search(value):
+        return _MARKDOWN.sub(r"\\\1", value)
+    return "".join(
+        _span(word, table=True) if _LINKABLE.search(word) else _MARKDOWN.sub(r"\\\1", word)
+        for word in _WORDS.split(value)
+    )
 
 
 def code_span(text: object, limit: int = MAX_SHOWN, table: bool = False) -> str:
@@ -48,7 +66,10 @@ def code_span(text: object, limit: int = MAX_SHOWN, table: bool = False) -> str:
     longest run of backticks, padded where it starts or ends with one; CommonMark "Code spans").
     ``table``: inside a GitHub table cell, where a pipe ends the cell even in a code span unless
     escaped (GFM "Tables")."""
-    value = bounded(text, limit)
+    return _span(bounded(text, limit), table)
+
+
+def _span(value: str, table: bool) -> str:
     fence = "`" * (max((len(run) for run in re.findall("`+", value)), default=0) + 1)
     if not value or value[0] == "`" or value[-1] == "`" or (value[0] == " " and value[-1] == " "):
         value = f" {value} "

@@ -1002,12 +1002,49 @@ def _signature(node: Node, seen: set[int]) -> Hashable | None:
     return tuple(parts)
 
 
+class OutputLimitError(Exception):
+    """``written_size`` stopped: the text, aliases expanded, passes ``limit`` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"more than {limit:,} bytes as written")
+        self.limit = limit
+
+
+class _ByteCount:
+    """The emitter's stream for ``written_size``: counts the UTF-8 bytes it is given, and stops the
+    emitter as soon as they pass ``limit``; keeps nothing."""
+
+    __slots__ = ("limit", "size")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+
+    def write(self, text: str) -> None:
+        self.size += len(text) if text.isascii() else len(text.encode())
+        if self.size > self.limit:
+            raise OutputLimitError(self.limit)
+
+
 def serialize(node: Node) -> str:
     """Block YAML the way kyaml writes it: two-space indent, no line folding, unicode kept."""
     text = _serialize(node)
     if "! " in text and (_spell_flow_nulls(node) | _plain_typed_scalars(node)):
         text = _serialize(node)
     return text
+
+
+def written_size(node: Node, limit: int) -> int:
+    """The UTF-8 bytes of ``serialize(node)`` (every alias of a scalar written out in full, as the
+    emitter writes it), counted as the emitter writes them: ``OutputLimitError`` as soon as they
+    pass ``limit``, so that a tree whose aliases expand to gigabytes costs what the limit allows.
+    Applies what ``serialize`` would apply before its second pass (they change a tree only where
+    its text would hold ``! ``)."""
+    _spell_flow_nulls(node)
+    _plain_typed_scalars(node)
+    counter = _ByteCount(limit)
+    _serialize(node, counter)
+    return counter.size
 
 
 def _plain_typed_scalars(root: Node) -> bool:
@@ -1030,16 +1067,17 @@ def _plain_typed_scalars(root: Node) -> bool:
     return changed
 
 
-def _serialize(node: Node) -> str:
-    text: str = yaml.serialize(
+def _serialize(node: Node, stream: _ByteCount | None = None) -> str:
+    text: str | None = yaml.serialize(
         node,
+        stream,
         Dumper=_Dumper,
         allow_unicode=True,
         width=1 << 30,
         indent=2,
         explicit_start=False,
     )
-    return text
+    return text or ""
 
 
 def _spell_flow_nulls(root: Node) -> bool:

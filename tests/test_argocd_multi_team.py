@@ -31,6 +31,7 @@ ROOT = EXAMPLES.parent
 DOC = ROOT / "docs" / "argocd-multi-team.md"
 EXAMPLE = EXAMPLES / "argocd-multi-team"
 DEPLOY = ROOT / "deploy" / "argocd-cmp"
+ARGOCD_CM = ROOT / "deploy" / "argocd-cm"
 CMP = EXAMPLES / "argocd-cmp"
 TEAMS = ("team-a", "team-b")
 ARGOCD_INSTALL = "https://raw.githubusercontent.com/argoproj/argo-cd/v2.14.11/manifests/install.yaml"
@@ -62,6 +63,12 @@ spec:
       volumes:
         - {name: var-files, emptyDir: {}}
         - {name: plugins, emptyDir: {}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: argocd-cm
+  labels: {app.kubernetes.io/name: argocd-cm, app.kubernetes.io/part-of: argocd}
 """
 
 
@@ -88,7 +95,8 @@ def stage(work: Path) -> Path:
     resolves, Argo CD's install a local stand-in; returns the root."""
     root = work / "repo" / EXAMPLE.relative_to(ROOT)
     shutil.copytree(EXAMPLE, root)
-    shutil.copytree(DEPLOY, work / "repo" / DEPLOY.relative_to(ROOT))
+    for component in (DEPLOY, ARGOCD_CM):
+        shutil.copytree(component, work / "repo" / component.relative_to(ROOT))
     kustomization = root / "platform" / "kustomization.yaml"
     text = kustomization.read_text()
     assert text.count(ARGOCD_INSTALL) == 1
@@ -413,6 +421,14 @@ def test_the_platform_build_adds_the_sidecar_and_its_configmaps(
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert {m["name"] for m in sidecar["volumeMounts"]} <= set(volumes)
     configmaps = {o["metadata"]["name"]: o["data"] for o in objects if o["kind"] == "ConfigMap"}
+    # deploy/argocd-cm's resource customizations, merged into Argo CD's own argocd-cm.
+    (argocd_cm,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "argocd-cm"]
+    assert argocd_cm["metadata"]["labels"] == {
+        "app.kubernetes.io/name": "argocd-cm",
+        "app.kubernetes.io/part-of": "argocd",
+    }
+    assert argocd_cm["data"] == load(ARGOCD_CM / "argocd-cm.yaml")["data"]
+    del configmaps["argocd-cm"]
 
     def data(volume: str) -> dict[str, str]:
         return configmaps[volumes[volume]["configMap"]["name"]]  # type: ignore[no-any-return]
@@ -442,9 +458,10 @@ def test_the_walkthroughs_yaml_is_the_examples() -> None:
     kustomization, policy, template, trainjob = fenced("yaml")
     files = load(EXAMPLE / "platform" / "kustomization.yaml")
     assert kustomization["components"] == [
-        "https://github.com/trainjob-resources/trainjob-resources//deploy/argocd-cmp?ref=main"
+        f"https://github.com/trainjob-resources/trainjob-resources//deploy/{c.name}?ref=main"
+        for c in (DEPLOY, ARGOCD_CM)
     ]
-    assert files["components"] == [os.path.relpath(DEPLOY, EXAMPLE / "platform")]
+    assert files["components"] == [os.path.relpath(c, EXAMPLE / "platform") for c in (DEPLOY, ARGOCD_CM)]
     shown = {k: v for k, v in kustomization.items() if k != "components"}
     assert shown == {k: v for k, v in files.items() if k not in ("components", "apiVersion", "kind")}
     assert policy["spec"] == load(EXAMPLE / "platform" / "trainjob-resources" / "platform.yaml")["spec"]

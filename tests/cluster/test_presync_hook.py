@@ -11,6 +11,7 @@ the same token comes mounted). Its volume paths (``/work``, ``/tmp``) are folder
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -49,12 +50,16 @@ def run_container(container: dict[str, Any], env: dict[str, str], root: Path) ->
     volume paths under ``root``."""
     assert container["command"] == ["sh", "-c"], container["command"]
     (script,) = container["args"]
-    for mount in container.get("volumeMounts") or []:
-        script = script.replace(mount["mountPath"], str(root / mount["mountPath"].lstrip("/")))
+    mounts = [m["mountPath"] for m in container.get("volumeMounts") or []]
+    at_root = re.compile(r"(?<![\w/.-])(" + "|".join(re.escape(m) for m in mounts) + r")(?=/|\b|$)")
+
+    def moved(text: str) -> str:  # each mount path, once, to its folder under root
+        return at_root.sub(lambda found: str(root / found.group(1).lstrip("/")), text)
+
+    script = moved(script)
     workdir = container.get("workingDir")
-    cwd = root / workdir.lstrip("/") if workdir else root
-    fixed = {e["name"]: e["value"] for e in container.get("env") or []}
-    fixed = {k: v.replace("/tmp", str(root / "tmp")) for k, v in fixed.items()}
+    cwd = Path(moved(workdir)) if workdir else root
+    fixed = {e["name"]: moved(e["value"]) for e in container.get("env") or []}
     return subprocess.run(
         ["sh", "-c", script], cwd=cwd, env={**env, **fixed}, capture_output=True, text=True, timeout=300, check=False
     )

@@ -14,7 +14,9 @@ follow from these.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -241,5 +243,35 @@ def test_the_apply_the_docs_give_keeps_kueues_entry(plane: ControlPlane, tmp_pat
     wait_for("Kueue's entry", lambda: scene.managers() == ["example.com/team", KUEUE_MANAGER])
     assert wait_for("a running TrainJob", lambda: scene.live()["spec"].get("suspend") is False)
     run()
+    assert scene.managers() == ["example.com/team", KUEUE_MANAGER]
+    assert scene.live()["spec"]["suspend"] is False
+
+
+def test_kpt_live_apply_as_the_kpt_example_says_keeps_kueues_entry(
+    plane: ControlPlane, tmp_path: Path, kpt: str
+) -> None:
+    """kustomization-examples/kpt's ``kpt live apply --server-side``, twice, on a package holding the
+    render: Kueue's entry survives and the re-apply of the running TrainJob is accepted (kpt's default,
+    client-side, is refused there: "RuntimePatches can only be modified when the TrainJob is
+    suspended")."""
+    command = doc_command(ROOT / "kustomization-examples" / "kpt" / "README.md", "Apply with")
+    assert command == ["kpt", "live", "apply", "--server-side"], command
+    scene = Scene(plane, tmp_path, "doc-kpt", cpu="100", env=True)
+    package = tmp_path / scene.ns / "package"
+    package.mkdir()
+    (package / "rendered.yaml").write_text(scene.rendered)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "KUBECONFIG": plane.kubeconfig}
+
+    def kpt_run(*args: str) -> None:
+        done = subprocess.run([kpt, *args], env=env, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+    kpt_run("live", "install-resource-group")
+    kpt_run("live", "init", str(package), "--namespace", scene.ns)
+    kpt_run(*command[1:], str(package))
+    wait_for("admission", scene.admitted)
+    wait_for("Kueue's entry", lambda: scene.managers() == ["example.com/team", KUEUE_MANAGER])
+    assert wait_for("a running TrainJob", lambda: scene.live()["spec"].get("suspend") is False)
+    kpt_run(*command[1:], str(package))
     assert scene.managers() == ["example.com/team", KUEUE_MANAGER]
     assert scene.live()["spec"]["suspend"] is False

@@ -275,4 +275,3 @@ def test_kpt_live_apply_as_the_kpt_example_says_keeps_kueues_entry(
     kpt_run(*command[1:], str(package))
     assert scene.managers() == ["example.com/team", KUEUE_MANAGER]
     assert scene.live()["spec"]["suspend"] is False
-

@@ -31,6 +31,7 @@ ROOT = EXAMPLES.parent
 DOC = ROOT / "docs" / "argocd-multi-team.md"
 EXAMPLE = EXAMPLES / "argocd-multi-team"
 DEPLOY = ROOT / "deploy" / "argocd-cmp"
+ARGOCD_CM = ROOT / "deploy" / "argocd-cm"
 CMP = EXAMPLES / "argocd-cmp"
 TEAMS = ("team-a", "team-b")
 ARGOCD_INSTALL = "https://raw.githubusercontent.com/argoproj/argo-cd/v2.14.11/manifests/install.yaml"
@@ -62,6 +63,12 @@ spec:
       volumes:
         - {name: var-files, emptyDir: {}}
         - {name: plugins, emptyDir: {}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: argocd-cm
+  labels: {app.kubernetes.io/name: argocd-cm, app.kubernetes.io/part-of: argocd}
 """
 
 
@@ -88,7 +95,8 @@ def stage(work: Path) -> Path:
     resolves, Argo CD's install a local stand-in; returns the root."""
     root = work / "repo" / EXAMPLE.relative_to(ROOT)
     shutil.copytree(EXAMPLE, root)
-    shutil.copytree(DEPLOY, work / "repo" / DEPLOY.relative_to(ROOT))
+    for component in (DEPLOY, ARGOCD_CM):
+        shutil.copytree(component, work / "repo" / component.relative_to(ROOT))
     kustomization = root / "platform" / "kustomization.yaml"
     text = kustomization.read_text()
     assert text.count(ARGOCD_INSTALL) == 1
@@ -301,7 +309,8 @@ def test_each_team_renders_derived_runtimes_and_repointed_trainjobs(staged: Path
             if sized:
                 assert (ref["kind"], ref["name"]) in {("TrainingRuntime", n) for n in derived}, ref
                 assert objects.index(job) > objects.index(derived[ref["name"]])
-                assert "resources" not in yaml.safe_dump(job["spec"]["runtimePatches"])
+                # Its patches set only resources: none is left (a client-side apply would replace Kueue's).
+                assert "runtimePatches" not in job["spec"], job["spec"]
             else:
                 assert ref == {"name": "torch-distributed"}, "unsized: still the platform's runtime"
         assert not [o for o in objects if o["kind"] in ("ClusterTrainingRuntime", "TrainJobResources")]
@@ -382,7 +391,7 @@ def test_the_component_is_the_plugin_of_the_argocd_cmp_example() -> None:
 def test_the_applicationset_names_the_plugin_and_only_known_documented_options() -> None:
     spec = plugin()
     source = applicationset()["spec"]["template"]["spec"]["source"]
-    assert source["plugin"]["name"] == f"{spec['metadata']['name']}-{spec['spec']['version']}"
+    assert source["plugin"]["name"] == spec["metadata"]["name"]
     env = {e["name"] for e in source["plugin"]["env"]}
     options = {env_name(f.alias or n): f.alias or n for n, f in FunctionConfig.model_fields.items()}
     config_doc = (ROOT / "docs" / "config.md").read_text()
@@ -412,6 +421,14 @@ def test_the_platform_build_adds_the_sidecar_and_its_configmaps(
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert {m["name"] for m in sidecar["volumeMounts"]} <= set(volumes)
     configmaps = {o["metadata"]["name"]: o["data"] for o in objects if o["kind"] == "ConfigMap"}
+    # deploy/argocd-cm's resource customizations, merged into Argo CD's own argocd-cm.
+    (argocd_cm,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "argocd-cm"]
+    assert argocd_cm["metadata"]["labels"] == {
+        "app.kubernetes.io/name": "argocd-cm",
+        "app.kubernetes.io/part-of": "argocd",
+    }
+    assert argocd_cm["data"] == load(ARGOCD_CM / "argocd-cm.yaml")["data"]
+    del configmaps["argocd-cm"]
 
     def data(volume: str) -> dict[str, str]:
         return configmaps[volumes[volume]["configMap"]["name"]]  # type: ignore[no-any-return]
@@ -430,7 +447,7 @@ def test_the_platform_build_adds_the_sidecar_and_its_configmaps(
     (appset,) = [o for o in objects if o["kind"] == "ApplicationSet"]
     assert appset["spec"] == applicationset()["spec"]
     served = yaml.safe_load(data(by_path["/home/argocd/cmp-server/config/plugin.yaml"])["plugin.yaml"])
-    name = f"{served['metadata']['name']}-{served['spec']['version']}"
+    name = served["metadata"]["name"]
     assert appset["spec"]["template"]["spec"]["source"]["plugin"]["name"] == name
 
 
@@ -441,9 +458,10 @@ def test_the_walkthroughs_yaml_is_the_examples() -> None:
     kustomization, policy, template, trainjob = fenced("yaml")
     files = load(EXAMPLE / "platform" / "kustomization.yaml")
     assert kustomization["components"] == [
-        "https://github.com/trainjob-resources/trainjob-resources//deploy/argocd-cmp?ref=main"
+        f"https://github.com/trainjob-resources/trainjob-resources//deploy/{c.name}?ref=main"
+        for c in (DEPLOY, ARGOCD_CM)
     ]
-    assert files["components"] == [os.path.relpath(DEPLOY, EXAMPLE / "platform")]
+    assert files["components"] == [os.path.relpath(c, EXAMPLE / "platform") for c in (DEPLOY, ARGOCD_CM)]
     shown = {k: v for k, v in kustomization.items() if k != "components"}
     assert shown == {k: v for k, v in files.items() if k not in ("components", "apiVersion", "kind")}
     assert policy["spec"] == load(EXAMPLE / "platform" / "trainjob-resources" / "platform.yaml")["spec"]

@@ -430,7 +430,7 @@ def test_the_application_names_the_plugin_and_only_known_options(example: str) -
     plugin = load(CMP / "plugin.yaml")
     assert plugin["kind"] == "ConfigManagementPlugin"
     source = application(example)["spec"]["source"]
-    assert source["plugin"]["name"] == f"{plugin['metadata']['name']}-{plugin['spec']['version']}"
+    assert source["plugin"]["name"] == plugin["metadata"]["name"]
     assert (ROOT / source["path"]).is_dir()
     assert Path(source["path"]).parts[:2] == (EXAMPLES.name, example)
     accepted = {env_name(f.alias or n) for n, f in FunctionConfig.model_fields.items()}

@@ -104,13 +104,15 @@ def test_a_trainjob_rendered_with_a_derived_runtime_keeps_it_when_the_base_catch
 
 
 def test_a_derived_trainjob_whose_overrides_are_gone_is_warned_that_its_ref_goes_back() -> None:
-    """The recorded manager's patch is gone, so are its overrides: the runtimeRef goes back to the
-    base, which a live cluster refuses (runtimeRef is immutable, CEL self == oldSelf,
+    """The recorded overrides are gone (the render dropped their patch, which set only resources, so
+    its records are what the user removes): the runtimeRef goes back to the base, which a live
+    cluster refuses (runtimeRef is immutable, CEL self == oldSelf,
     pkg/apis/trainer/v1alpha1/trainjob_types.go): a warning says so and how to recreate it."""
     once = render([runtime(), job("a")])
     written_back = copy.deepcopy(once.items)
     tj = next(i for i in written_back if i["kind"] == "TrainJob")
-    tj["spec"]["runtimePatches"][0]["manager"] = "someone-else.example.com/m"
+    assert "runtimePatches" not in tj["spec"]
+    del tj["metadata"]["annotations"][PREFIX + "resources"]
     again = render(written_back)
     assert again.code == 0, again.results
     assert refs(again) == {"a": {"name": "loader-runtime"}}

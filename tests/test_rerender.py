@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
+
+import pytest
+from trainjob_resources.checks.provenance import ProvenanceError, parse_records, restore
+from trainjob_resources.yamltext import yamlnodes as yn
 
 from tests.support import Rendered, container_of, container_patch, load_fixture, render, trainer_runtime, trainjob
 
@@ -37,7 +42,9 @@ def rendered_then_patched(resources: dict[str, Any], manager: str) -> tuple[dict
     edited = copy.deepcopy(once.items)
     tj = next(i for i in edited if i["kind"] == "TrainJob")
     patch = container_patch("node", "initContainers", {"name": "data-loader", "resources": resources}, manager)
-    tj["spec"]["runtimePatches"].append(patch)
+    # The render dropped job a's patch, left with nothing but its manager (no runtimePatches at all).
+    assert "runtimePatches" not in tj["spec"], tj["spec"]
+    tj["spec"]["runtimePatches"] = [patch]
     return tj, render(edited)
 
 
@@ -79,15 +86,67 @@ def test_an_override_added_later_applies_on_top() -> None:
     assert resources == {"limits": {"memory": "64Gi", "cpu": "2"}, "requests": {"memory": "64Gi"}}
 
 
+def with_env(patch: dict[str, Any]) -> dict[str, Any]:
+    """The patch, its data-loader with an env entry too: the render keeps the patch for it."""
+    [loader_patch] = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+    loader_patch["template"]["spec"]["template"]["spec"]["initContainers"][0]["env"] = [{"name": "A", "value": "1"}]
+    return patch
+
+
 def test_removing_the_patch_restores_the_base_runtime_ref_and_drops_the_derived_runtime() -> None:
-    once = render([RUNTIME, job("a", "64Gi")])
+    written = job("a", "64Gi")
+    with_env(written["spec"]["runtimePatches"][0])
+    once = render([RUNTIME, written])
     edited = copy.deepcopy(once.items)
     tj = next(i for i in edited if i["kind"] == "TrainJob")
+    assert [p["manager"] for p in tj["spec"]["runtimePatches"]] == ["user.example.com/me"]
     tj["spec"]["runtimePatches"] = []
     again = render(edited)
     assert again.code == 0
     assert again.of_kind("TrainingRuntime") == []
     assert again.named("TrainJob", "a")["spec"]["runtimeRef"] == {"name": "loader-runtime"}
+
+
+def test_removing_the_records_of_a_dropped_patch_restores_the_base_runtime_ref() -> None:
+    """A patch the render dropped is not in its output to remove: its records are what to remove."""
+    once = render([RUNTIME, job("a", "64Gi")])
+    edited = copy.deepcopy(once.items)
+    tj = next(i for i in edited if i["kind"] == "TrainJob")
+    del tj["metadata"]["annotations"]["fn.trainjob-resources.io/resources"]
+    again = render(edited)
+    assert again.code == 0
+    assert again.of_kind("TrainingRuntime") == []
+    assert again.named("TrainJob", "a")["spec"]["runtimeRef"] == {"name": "loader-runtime"}
+
+
+def test_a_patch_left_with_only_its_manager_is_dropped_and_comes_back_in_its_place() -> None:
+    """Three managers size the data-loader; the second's patch also sets an env entry. The first's
+    and the third's go from the output (and the list keeps only the second), their records say
+    where they were, and the re-render composes the three in the order written: the third wins."""
+    patches = [
+        container_patch("node", "initContainers", loader("16Gi"), "a.example.com/first"),
+        with_env(container_patch("node", "initContainers", loader("32Gi"), "b.example.com/second")),
+        container_patch("node", "initContainers", loader("64Gi"), "c.example.com/third"),
+    ]
+    once = render([RUNTIME, trainjob("a", "loader-runtime", patches, "team-a")])
+    assert once.code == 0, once.results
+    tj = once.named("TrainJob", "a")
+    assert [p["manager"] for p in tj["spec"]["runtimePatches"]] == ["b.example.com/second"]
+    derived = container_of(once.of_kind("TrainingRuntime")[0], "node", "initContainers", "data-loader")
+    assert derived["resources"]["limits"] == {"memory": "64Gi"}
+    twice = render(once.items)
+    assert twice.items == once.items
+    records = json.loads(tj["metadata"]["annotations"]["fn.trainjob-resources.io/resources"])
+    assert [(r["manager"], r.get("entry")) for r in records] == [
+        ("a.example.com/first", 0),
+        ("b.example.com/second", None),
+        ("c.example.com/third", 2),
+    ]
+    node = yn.from_python(tj)
+    assert restore(node)
+    restored = yn.to_python(node)["spec"]["runtimePatches"]
+    assert [p["manager"] for p in restored] == [p["manager"] for p in patches]
+    assert restored == patches
 
 
 def test_a_failing_trainjob_keeps_its_derived_runtime() -> None:
@@ -114,3 +173,11 @@ def test_a_trainjob_without_resources_comes_back_unchanged() -> None:
     out = render([runtime, example])
     assert out.code == 0
     assert out.items == [runtime, example]
+
+
+@pytest.mark.parametrize("entry", ["0", -1, True, 1.0, [0]])
+def test_a_record_whose_place_is_not_a_list_index_is_refused(entry: Any) -> None:
+    record = {"manager": "m.example.com/x", "replicatedJob": "node", "list": "containers", "container": "c"}
+    with pytest.raises(ProvenanceError, match=r"entry .* is not a place in runtimePatches"):
+        parse_records(json.dumps([{**record, "resources": {}, "entry": entry}]))
+    assert parse_records(json.dumps([{**record, "resources": {}, "entry": 3}]))[0].entry == 3

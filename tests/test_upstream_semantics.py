@@ -1008,9 +1008,10 @@ def test_a_move_on_a_rendered_trainjob_warns_that_spec_trainer_is_immutable() ->
     assert again.items == first.items and not [r for r in again.results if r["severity"] == "warning"]
     edited = copy.deepcopy(first.items)
     tj = next(i for i in edited if i["kind"] == "TrainJob")
-    tj["spec"]["runtimePatches"].append(
+    assert "runtimePatches" not in tj["spec"], "the render dropped the patch: it set only resources"
+    tj["spec"]["runtimePatches"] = [
         patch("node", "b.example.com/m", containers=[{"name": "node", "resources": {"limits": {"memory": "64Gi"}}}])
-    )
+    ]
     warned = render(edited, move)
     assert warned.code == 0, warned.errors()
     (warning,) = [r for r in warned.results if r["severity"] == "warning"]

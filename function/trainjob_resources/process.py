@@ -32,7 +32,14 @@ from .checks.materialize import (
 from .checks.memo import Memo
 from .checks.options import DEFAULTS, Options
 from .checks.plan import Plan
-from .checks.provenance import ProvenanceError, dump, has_provenance, recheck_as_written, restore
+from .checks.provenance import (
+    ProvenanceError,
+    dump,
+    has_provenance,
+    recheck_as_written,
+    restore,
+    restored_places,
+)
 from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.rules import registry
 from .checks.rules.framework import run, stops_at_error
@@ -536,12 +543,13 @@ def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Eff
         assert isinstance(item.node, MappingNode)
         work = item.node
     assert entry.model is not None
-    removed = strip_resources(work, names_kept_for_order(topo, entry.model, context.sites))
+    removed, dropped = strip_resources(work, names_kept_for_order(topo, entry.model, context.sites))
     if trainer_sites:
         moved = context.moved[0]
         assert moved is not None  # the patches' rules refused the patches that cannot move
         _move_to_resources_per_node(work, moved, outcome)
         removed = [r for r in removed if not any(r.container == s.name and r.job == s.job for s in trainer_sites)]
+    removed = restored_places(removed, dropped)
     if request is not None:
         _, scope, derived_name = request.identity
         target = Item(work)  # edits of its own: the TrainJob's item stays as read if it fails after all

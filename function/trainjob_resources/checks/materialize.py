@@ -45,6 +45,7 @@ from .provenance import (
     dependency,
     dump,
     record_text,
+    says_something,
     with_dependency,
 )
 
@@ -483,16 +484,42 @@ def with_internal_annotations(derived: MappingNode, previous: Item) -> None:
             yn.set_key(annotations, key, yn.str_node(value))
 
 
-def strip_resources(trainjob: MappingNode, keep_names: frozenset[tuple[str, str]] = frozenset()) -> list[PatchRecord]:
+def strip_resources(
+    trainjob: MappingNode, keep_names: frozenset[tuple[str, str]] = frozenset()
+) -> tuple[list[PatchRecord], list[int]]:
     """Remove ``resources`` from every ContainerPatch, prune what that leaves empty (but an entry's name
     in the lists ``keep_names`` holds, (job, list): ``topology.names_kept_for_order``); return what was
-    removed."""
+    removed, and the places of the patches dropped.
+
+    A runtimePatches entry left with nothing but its ``manager`` goes too (and ``runtimePatches`` when
+    that leaves it empty), its records noting its place (``provenance.restored_places`` counts it
+    among the patches a restore puts back) for ``provenance.restore``: a CRD's list has no
+    strategic merge, so a client-side apply of a TrainJob whose render holds ``runtimePatches`` replaces
+    the live list, and with it the entry Kueue appends (``kueue.x-k8s.io/manager``); with no entry of
+    its own left, the render does not name the list and the apply leaves Kueue's entry alone
+    (tests/cluster/test_kueue_apply.py measures both)."""
     removed: list[PatchRecord] = []
-    patches = yn.get_path(trainjob, "spec", "runtimePatches")
-    for patch in patches.value if isinstance(patches, SequenceNode) else []:
+    dropped: list[int] = []
+    spec = yn.get(trainjob, "spec")
+    patches = yn.get(spec, "runtimePatches")
+    if not isinstance(patches, SequenceNode):
+        return removed, dropped
+    kept: list[Node] = []
+    for place, patch in enumerate(patches.value):
         manager = yn.scalar(yn.get(patch, "manager")) or ""
+        first = len(removed)
+        written_keys = [k for k, _ in yn.items_of(patch)]
         _strip_chain(patch, JOB_CHAIN, lambda job, manager=manager: _strip_job(job, manager, removed, keep_names))
-    return removed
+        if written_keys != ["manager"] and [k for k, _ in yn.items_of(patch)] == ["manager"]:
+            removed[first:] = [r.dropped_at(place) for r in removed[first:]]
+            dropped.append(place)
+            continue
+        kept.append(patch)
+    if len(kept) != len(patches.value):
+        patches.value = kept
+        if not kept and isinstance(spec, MappingNode):
+            yn.delete_key(spec, "runtimePatches")
+    return removed, dropped
 
 
 def _strip_job(job: Node, manager: str, removed: list[PatchRecord], keep_names: frozenset[tuple[str, str]]) -> bool:
@@ -572,7 +599,7 @@ def point_at(
 def record_removed(trainjob: Item, removed: list[PatchRecord]) -> None:
     """Record the ``resources`` taken out of the patches (those that say nothing, ``{}`` or only
     empty maps, are dropped for good), so that a re-render puts them back."""
-    kept = [r for r in removed if any(v != {} for v in r.resources.values())]
+    kept = [r for r in removed if says_something(r)]
     if kept:
         trainjob.set_annotation(RESOURCES, record_text([r.to_python() for r in kept]))
 

@@ -9,6 +9,7 @@ runtime or an override did.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Callable
 from typing import Any, Final
@@ -39,25 +40,57 @@ def old(key: str) -> str:
 
 
 class PatchRecord(Record):
-    """``resources`` that one manager's patch set on one container."""
+    """``resources`` that one manager's patch set on one container; ``entry``, the patch's place in
+    ``runtimePatches`` as written when the render dropped the patch (nothing but its manager was left
+    of it), so that ``restore`` puts it back there."""
 
-    __slots__ = ("container", "container_list", "job", "manager", "resources")
+    __slots__ = ("container", "container_list", "entry", "job", "manager", "resources")
 
-    def __init__(self, manager: str, job: str, container_list: str, container: str, resources: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        manager: str,
+        job: str,
+        container_list: str,
+        container: str,
+        resources: dict[str, Any],
+        entry: int | None = None,
+    ) -> None:
         self.manager: Final = manager
         self.job: Final = job
         self.container_list: Final = container_list
         self.container: Final = container
         self.resources: Final = resources
+        self.entry: Final = entry
+
+    def dropped_at(self, entry: int) -> PatchRecord:
+        return PatchRecord(self.manager, self.job, self.container_list, self.container, self.resources, entry)
 
     def to_python(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "manager": self.manager,
             "replicatedJob": self.job,
             "list": self.container_list,
             "container": self.container,
             "resources": self.resources,
         }
+        if self.entry is not None:
+            out["entry"] = self.entry
+        return out
+
+
+def says_something(record: PatchRecord) -> bool:
+    """Whether a record is kept: ``resources`` that say nothing (``{}``, only empty maps) go for good."""
+    return any(v != {} for v in record.resources.values())
+
+
+def restored_places(records: list[PatchRecord], dropped: list[int]) -> list[PatchRecord]:
+    """The records that say something, each dropped patch's place counted among the patches ``restore``
+    puts back: those left in runtimePatches, and the dropped ones with such a record (a dropped patch
+    without one is gone for good, and takes no place)."""
+    kept = [r for r in records if says_something(r)]
+    back = {r.entry for r in kept if r.entry is not None}
+    gone = sorted(set(dropped) - back)
+    return [r if r.entry is None else r.dropped_at(r.entry - bisect.bisect_left(gone, r.entry)) for r in kept]
 
 
 def _compact_json(sort_keys: bool) -> Callable[[Any], str]:
@@ -95,10 +128,20 @@ def parse_records(text: str) -> list[PatchRecord]:
     try:
         raw = json.loads(text)
         return [
-            PatchRecord(r["manager"], r["replicatedJob"], r["list"], r["container"], dict(r["resources"])) for r in raw
+            PatchRecord(r["manager"], r["replicatedJob"], r["list"], r["container"], dict(r["resources"]), _entry_of(r))
+            for r in raw
         ]
     except (ValueError, KeyError, TypeError) as err:
         raise ProvenanceError(f"annotation {RESOURCES} is not what this function wrote: {err}") from None
+
+
+def _entry_of(record: dict[str, Any]) -> int | None:
+    entry = record.get("entry")
+    if entry is None:
+        return None
+    if type(entry) is not int or entry < 0:
+        raise ValueError(f"entry {entry!r} is not a place in runtimePatches")
+    return entry
 
 
 def parse_runtime_ref(text: str) -> Node:
@@ -180,8 +223,8 @@ def restore(trainjob: MappingNode) -> bool:
     if ref_text is not None:
         _forget_dependency(trainjob, annotations, yn.get(spec, "runtimeRef"))
         yn.set_key(spec, "runtimeRef", parse_runtime_ref(ref_text))
-    patches = yn.get(spec, "runtimePatches")
     for record in parse_records(records_text) if records_text is not None else []:
+        patches = yn.get(spec, "runtimePatches")
         patch = next(
             (
                 p
@@ -190,6 +233,11 @@ def restore(trainjob: MappingNode) -> bool:
             ),
             None,
         )
+        if patch is None and record.entry is not None:
+            # The render dropped the patch (materialize.strip_resources): back in its place.
+            patch = MappingNode(yn.MAP_TAG, [(yn.str_node("manager"), yn.str_node(record.manager))], flow_style=False)
+            listed = _ensure_seq(spec, "runtimePatches")
+            listed.value.insert(min(record.entry, len(listed.value)), patch)
         if patch is None:
             continue  # the user removed that manager's patch since: its overrides go with it
         level = patch

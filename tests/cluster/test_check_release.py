@@ -35,14 +35,33 @@ RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "Ro
 
 def publish(cp: ControlPlane, ns: str, release: str) -> None:
     """The ConfigMap Trainer publishes its release in (manifests/overlays/manager/kustomization.yaml), in
-    ``ns`` (check's --trainer-namespace): the harness does not write it."""
+    ``ns`` (check's --trainer-namespace), readable by every authenticated identity as Trainer's own Role and
+    RoleBinding make it (manifests/base/rbac/public_configmap_role.yaml, public_configmap_role_binding.yaml):
+    the harness installs neither."""
+    name = "kubeflow-trainer-public"
     public = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": "kubeflow-trainer-public", "namespace": ns},
+        "metadata": {"name": name, "namespace": ns},
         "data": {"kubeflow_trainer_version": release},
     }
-    apply(cp, dump(public))
+    rbac = "rbac.authorization.k8s.io"
+    role = {
+        "apiVersion": f"{rbac}/v1",
+        "kind": "Role",
+        "metadata": {"name": name, "namespace": ns},
+        "rules": [
+            {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": [name], "verbs": ["get", "list", "watch"]}
+        ],
+    }
+    binding = {
+        "apiVersion": f"{rbac}/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": name, "namespace": ns},
+        "roleRef": {"apiGroup": rbac, "kind": "Role", "name": name},
+        "subjects": [{"kind": "Group", "apiGroup": rbac, "name": "system:authenticated"}],
+    }
+    apply(cp, dump(public, role, binding))
 
 
 def trainer_resources(jobset: dict[str, Any]) -> dict[str, Any]:
@@ -95,7 +114,8 @@ def test_a_render_that_followed_v2_2_is_an_error_where_v2_3_gives_the_trainer_64
     assert trainer_resources(cp.wait_for_jobset("greedy", ns))["limits"] == {"cpu": "1", "nvidia.com/gpu": "64"}
 
     # The release's other arithmetic is a warning where no TrainJob's pods change (no resourcesPerNode).
-    plain = write(tmp_path / "plain" / "trainjob.yaml", trainjob("plain", ns, "release-gpu64"))
+    apply(cp, dump(runtime("release-small")))
+    plain = write(tmp_path / "plain" / "trainjob.yaml", trainjob("plain", ns, "release-small", trainer=PER_NODE_CPU))
     warned = _check_as(kubeconfig, str(plain), *args[1:], cwd=tmp_path)
     [finding] = warned.of("trainer-version")
     assert finding["severity"] == "warning" and "set trainerVersion: v2.3.0" in finding["message"], finding

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..krm.resource_list import Item, ResourceList
     from ..live.cluster import Cluster
     from ..live.findings import Live
+    from ..live.report import Finding
     from ..live.trainer_release import Followed
 
 DESCRIPTION = """\
@@ -34,9 +35,9 @@ and does not have are read from the cluster (the installed ones); with it, each 
 with the installed runtime (runtime-drift).
 
 Findings (docs/check.md): runtime-ref-immutable, runtime-missing, runtime-in-use, quota-exceeded,
-queue-exceeded (Kueue), forbidden, trainer-version where the cluster's Trainer release gives pods
-other resources than the render's (errors); runtime-drift, trainer-version (warnings);
-snapshot-kept (info).
+queue-exceeded (Kueue), forbidden, runtime-drift where the installed runtime decides otherwise than
+the copy the render read, trainer-version where the cluster's Trainer release gives pods other
+resources than the render's (errors); runtime-drift, trainer-version (warnings); snapshot-kept (info).
 
 Reads with list calls per kind and namespace. Access (forbidden) is asked with
 SelfSubjectAccessReviews, as --as USER when given (impersonation: the kubeconfig's identity must
@@ -107,6 +108,7 @@ def _check(options: argparse.Namespace) -> int:
     from ..repo.inputs import PATH_KEY
     from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP
     from ..values.keys import LOCAL_CONFIG
+    from .check_copies import Drifted, drift_errors, hidden_errors, on_installed, views_on_installed
     from .render import load_for
 
     cluster = Cluster(options.kubeconfig, options.context, options.as_user, options.request_timeout)
@@ -130,7 +132,9 @@ def _check(options: argparse.Namespace) -> int:
                 resource_list.items.append(item)
                 inputs.platform.append(item)
                 added.add(id(item))
+        drifted = Drifted(resource_list, inputs.platform_ids, live)
         views = _views(cluster, resource_list, inputs.platform_ids, written, live)
+        installed_views = _views(cluster, drifted.resource_list, drifted.platform, written, live) if drifted else {}
         followed = _followed(cluster, resource_list, inputs.platform_ids, written, live, trainer)
         from ..process import process
 
@@ -140,6 +144,12 @@ def _check(options: argparse.Namespace) -> int:
             sys.stderr.write(line + "\n")
         if errors:
             return _render_failed(errors)
+        drift: list[Finding] = []
+        if drifted:  # the TrainJobs that run on an installed runtime the render read a copy of
+            running = on_installed(result, drifted)
+            views = views_on_installed(views, installed_views, running)
+            installed_result = process(drifted.resource_list, drifted.platform)
+            drift = drift_errors(drifted, hidden_errors(result, installed_result, running), result)
         objects = [_applied(item) for item in result.items if item.annotation(LOCAL_CONFIG) != "true"]
         copies = [
             (item.value(), item.annotation(PATH_KEY) or "--runtimes")
@@ -151,6 +161,8 @@ def _check(options: argparse.Namespace) -> int:
         ]
         render = findings.Render(objects, copies, views)
         found = findings.find(render, live, followed)
+        refused = {f.object for f in drift}
+        found = [*drift, *(f for f in found if not (f.code == "runtime-drift" and f.object in refused))]
         found += findings.forbidden(
             gather.denials(cluster, objects, live, cluster.default_namespace), _identity(cluster)
         )

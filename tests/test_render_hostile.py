@@ -463,10 +463,12 @@ def test_argo_cd_options_may_tighten_the_policy_and_set_other_options(repo: Path
     args = ("--config-from-env", "--config", str(platform), ".")
     out = render(repo / "app", *args, env={"ARGOCD_ENV_MAX_PER_CONTAINER": "memory=32Gi"})
     assert out.code == 1 and "32Gi" in out.stderr, "a tighter cap applies"
-    out = render(repo / "app", *args, env={"ARGOCD_ENV_NAMESPACE_POLICY": "error", "ARGOCD_ENV_MODE": "native"})
-    assert out.code == 0, out
-    (job,) = [o for o in documents(out.stdout) if o["kind"] == "TrainJob"]
-    assert job == yaml.safe_load(TRAINJOB), "mode (not policy) is the tenant's to set"
+    stricter = {"ARGOCD_ENV_NAMESPACE_POLICY": "error", "ARGOCD_ENV_TRAINER_RESOURCES": "error"}
+    out = render(repo / "app", *args, env={**stricter, "ARGOCD_ENV_RESULTS": "problems"})
+    assert out.code == 0, "stricter policy, and results (what is reported) is the tenant's to set"
+    out = render(repo / "app", *args, env={"ARGOCD_ENV_MODE": "native"})
+    assert (out.code, out.stdout) == (1, ""), "mode decides which objects are written: the platform's"
+    assert "mode native: the platform's config" in out.stderr and "so it is materialize, the default" in out.stderr
 
 
 def tenant_config(repo: Path, option: str) -> None:

@@ -435,17 +435,20 @@ def test_trainer_version_says_what_it_read(cp: ControlPlane, tmp_path: Path) -> 
         assert check(cp, str(repo), cwd=tmp_path).of("trainer-version") == []
         admitted = check(cp, str(grace), cwd=tmp_path)
         assert "the render fails" not in admitted.stderr and admitted.of("runtime-missing"), admitted.stderr
-        # v2.2.0: check follows the cluster's release (trainerVersion unset), so its render refuses the patch.
+        # v2.2.0: check follows the cluster's release (trainerVersion unset), so its render refuses the patch;
+        # render, without a cluster, follows v2.3.0: a warning (no pod's resources differ) naming what to set.
         public["data"]["kubeflow_trainer_version"] = "v2.2.0"
         apply(cp, dump(public))
-        assert check(cp, str(repo), cwd=tmp_path).of("trainer-version") == []
+        [unset] = check(cp, str(repo), cwd=tmp_path).of("trainer-version")
+        assert unset["severity"] == "warning" and "check followed the cluster's (v2.2.0)" in unset["message"]
+        assert "set trainerVersion: v2.2.0" in unset["message"] and "leave it unset" not in unset["message"]
         refused = check(cp, str(grace), cwd=tmp_path)
         assert "the render fails" in refused.stderr, refused.stderr
         assert "Kubeflow Trainer v2.2's PodSpecPatch has no terminationGracePeriodSeconds" in refused.stderr
         # A config that says otherwise is followed, and the finding says so.
         [differs] = check(cp, str(repo), "--config", str(pinned), cwd=tmp_path).of("trainer-version")
         assert "runs Trainer v2.2.0 (ConfigMap kubeflow-system/kubeflow-trainer-public data" in differs["message"]
-        assert "followed Trainer v2.3.0 (trainerVersion)" in differs["message"]
+        assert "the render follows Trainer v2.3.0 (trainerVersion)" in differs["message"]
         assert "set trainerVersion: v2.2.0" in differs["message"]
         public["data"]["kubeflow_trainer_version"] = "v2.1.0"
         apply(cp, dump(public))

@@ -20,7 +20,7 @@ from pydantic.alias_generators import to_camel
 from ..kube.quantity import QuantityError, invalid, parse_quantity
 from ..kube.resource_rules import qualified_name_errors
 from ..trainer.api import CLUSTER_RUNTIME_KIND
-from ..trainer.releases import NEWEST, TrainerVersion
+from ..trainer.releases import NEWEST, TrainerVersion, release
 from ..values import fieldpath
 from ..values.keys import INTERNAL_PREFIX, ORCHESTRATOR_PREFIXES, PREFIX, SYNC_WAVE, is_platform_key
 from ..values.violations import Violation
@@ -302,10 +302,15 @@ def _json(text: str, what: str) -> Any:
 
 
 # Layers: the platform's options (``--config``) and the tenant's (a config in the repository, the
-# Argo CD Application's plugin env). A tenant may set any option, but a policy option only to a
-# value at least as strict as the platform's: the platform's config is a floor.
+# Argo CD Application's plugin env). Who may set which option (docs/hardening.md, "Trust model"):
+# - PLATFORM_OPTIONS decide how effective resources are computed or which objects are written: the
+#   platform's value (or the default, where it sets none) stands; a tenant's other value is an error.
+# - POLICY_OPTIONS: a tenant's value only at least as strict as the platform's (a floor).
+# - TENANT_OPTIONS change only what is reported.
+# Without a platform layer (no ``--config``) the one config is the user's: every option is theirs.
 
 ENV_PREFIX = "ARGOCD_ENV_"
+PLATFORM_OPTIONS = ("mode", "derivedRuntimeKind", "trainerVersion")
 POLICY_OPTIONS = (
     "maxPerContainer",
     "maxPerRole",
@@ -313,13 +318,21 @@ POLICY_OPTIONS = (
     "allowGpuInSidecars",
     "namespacePolicy",
     "gpuResources",
+    "trainerResources",
     _METADATA,
 )
+TENANT_OPTIONS = ("results",)
 _BOOLEAN_OPTIONS = ("allowGpuInSidecars",)
-# Options that are not policy, but that the platform may pin by setting them in its config: which kind
-# the derived runtimes are decides whether tenants' derived runtimes share one cluster-wide namespace.
-PINNED_OPTIONS = ("derivedRuntimeKind", "trainerVersion")
+# Why each platform option is the platform's, for the message that refuses a tenant's value.
+_PLATFORM_WHY = {
+    "mode": "it decides whether derived runtimes are written, and native suits only a Trainer whose ContainerPatch "
+    "has resources",
+    "derivedRuntimeKind": "it decides the kind of the derived runtimes: ClusterTrainingRuntimes share one "
+    "cluster-wide name space",
+    "trainerVersion": "the Trainer the cluster runs decides how the pods' resources are computed, so what the caps see",
+}
 _STRICTNESS = {"off": 0, "warning": 1, "error": 2}
+_TRAINER_RESOURCES_STRICTNESS = {"moveToResourcesPerNode": 0, "error": 1}
 
 
 class LayerError(ValueError):
@@ -333,10 +346,13 @@ class LayerError(ValueError):
 class Layer:
     """Options from one source: the parsed config, the options it sets, and how messages name each."""
 
-    def __init__(self, config: FunctionConfig, sources: dict[str, str], platform: bool = False) -> None:
+    def __init__(
+        self, config: FunctionConfig, sources: dict[str, str], platform: bool = False, label: str = ""
+    ) -> None:
         self.config = config
         self.sources = sources  # option (camelCase) -> where it was set, for messages
         self.platform = platform
+        self.label = label or next(iter(sources.values()), "--config")  # where the layer was read
 
 
 def env_name(option: str) -> str:
@@ -358,7 +374,7 @@ def layer_from_object(value: dict[str, Any], label: str, platform: bool = False)
         who = f"{kind} {name}: " if kind and isinstance(name, str) else ""
         raise LayerError([f"{label}: {who}{v.path}: functionConfig: {v.message}" for v in err.violations]) from None
     section = value.get("spec" if value.get("kind") == CONFIG_KIND else "data") or {}
-    return Layer(config, {key: label for key in section if isinstance(key, str)}, platform)
+    return Layer(config, {key: label for key in section if isinstance(key, str)}, platform, label)
 
 
 def layer_from_env(environ: Mapping[str, str]) -> Layer | None:
@@ -406,8 +422,10 @@ def _variable(name: str) -> str:
 
 
 def combine(layers: list[Layer]) -> FunctionConfig:
-    """The options of all layers, a later layer overriding an earlier; a tenant's policy option looser than the
-    platform's is an error (LayerError names both)."""
+    """The options of all layers, a later layer overriding an earlier. With a platform layer, a tenant's
+    platform option other than the platform's (or the default, where the platform sets none), or a
+    policy option looser than the platform's, is an error (LayerError names both values and where each
+    was set)."""
     platform = next((layer for layer in layers if layer.platform), None)
     problems: list[str] = []
     values: dict[str, Any] = {}
@@ -417,13 +435,10 @@ def combine(layers: list[Layer]) -> FunctionConfig:
             if name is None:
                 continue
             value = getattr(layer.config, name)
-            if platform is not None and not layer.platform and option in PINNED_OPTIONS and option in platform.sources:
-                pinned = getattr(platform.config, name)
-                if value != pinned:
-                    problems.append(
-                        f"{layer.sources[option]}: {option} {_show(value)}: the platform pins it to {_show(pinned)} "
-                        f"({platform.sources[option]}); the repository and ARGOCD_ENV_* may not change it"
-                    )
+            if platform is not None and not layer.platform and option in PLATFORM_OPTIONS:
+                fixed = getattr(platform.config, name)
+                if not _same(option, value, fixed):
+                    problems.append(_not_the_platforms(layer, platform, option, value, fixed))
                 continue
             if platform is not None and not layer.platform and option in POLICY_OPTIONS:
                 floor = getattr(platform.config, name)
@@ -431,7 +446,7 @@ def combine(layers: list[Layer]) -> FunctionConfig:
                 if looser is not None:
                     problems.append(
                         f"{layer.sources[option]}: {option} {looser} would loosen the platform's policy "
-                        f"({option} {_show(floor)} in {platform.sources.get(option) or _platform_label(platform)}); "
+                        f"({option} {_show(floor)} {_platform_source(platform, option)}); "
                         "the repository and ARGOCD_ENV_* may only tighten it"
                     )
                     continue
@@ -487,6 +502,32 @@ def _platform_label(platform: Layer) -> str:
     return next(iter(platform.sources.values()), "--config")
 
 
+def _same(option: str, value: Any, fixed: Any) -> bool:
+    """Whether a tenant's value of a platform option is the platform's (``v2.3`` is ``v2.3.0``)."""
+    if option == "trainerVersion":
+        return bool(release(value) == release(fixed))
+    return bool(value == fixed)
+
+
+def _not_the_platforms(layer: Layer, platform: Layer, option: str, value: Any, fixed: Any) -> str:
+    """A tenant's value of a platform option, refused: both values, where each was set, and why."""
+    where = layer.sources[option]
+    if option in platform.sources:
+        theirs = f"the platform pins it to {_show(fixed)} ({platform.sources[option]})"
+    else:
+        theirs = f"the platform's config ({platform.label}) does not set it, so it is {_show(fixed)}, the default"
+    return (
+        f"{where}: {option} {_show(value)}: {theirs}; the repository and ARGOCD_ENV_* may not change it "
+        f"({_PLATFORM_WHY[option]}). Remove it, or ask the platform to set {option} in its config"
+    )
+
+
+def _platform_source(platform: Layer, option: str) -> str:
+    if option in platform.sources:
+        return f"in {platform.sources[option]}"
+    return f"by default: {platform.label} does not set it"
+
+
 def _field_name(option: str) -> str | None:
     for name, info in FunctionConfig.model_fields.items():
         if (info.alias or name) == option:
@@ -534,6 +575,8 @@ def _looser(option: str, value: Any, floor: Any) -> str | None:
         return "true" if value and not floor else None
     if option == "namespacePolicy":
         return value if _STRICTNESS[value] < _STRICTNESS[floor] else None
+    if option == "trainerResources":
+        return value if _TRAINER_RESOURCES_STRICTNESS[value] < _TRAINER_RESOURCES_STRICTNESS[floor] else None
     if option == _METADATA:  # a platform key given another value
         changed = [
             f"{section}: {{{key}: {value[section][key]}}}"
@@ -616,8 +659,9 @@ def json_schema() -> dict[str, Any]:
 
 
 def to_object(config: FunctionConfig) -> dict[str, Any]:
-    """The config as a TrainJobResources object, every option spelled out."""
-    spec = config.model_dump(by_alias=True, mode="json")
+    """The config as a TrainJobResources object with the options some layer set, and no other: a default
+    is not written back as if set (``check`` follows the cluster's Trainer where trainerVersion is unset)."""
+    spec = config.model_dump(by_alias=True, mode="json", exclude_unset=True)
     if spec.get("allowedResources") is None:
         spec.pop("allowedResources", None)
     return {

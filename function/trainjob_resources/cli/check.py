@@ -16,10 +16,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
+    from ..checks.bundle import Bundle
+    from ..checks.config import FunctionConfig
     from ..checks.explain import TrainJobPods
     from ..krm.resource_list import Item, ResourceList
     from ..live.cluster import Cluster
     from ..live.findings import Live
+    from ..live.report import Finding
+    from ..live.trainer_release import Followed
 
 DESCRIPTION = """\
 Check what syncing the render would do to the live cluster, before it runs: what the API server or
@@ -31,8 +35,9 @@ and does not have are read from the cluster (the installed ones); with it, each 
 with the installed runtime (runtime-drift).
 
 Findings (docs/check.md): runtime-ref-immutable, runtime-missing, runtime-in-use, quota-exceeded,
-queue-exceeded (Kueue), forbidden (errors); runtime-drift, trainer-version (warnings);
-snapshot-kept (info).
+queue-exceeded (Kueue), forbidden, runtime-drift where the installed runtime decides otherwise than
+the copy the render read, trainer-version where the cluster's Trainer release gives pods other
+resources than the render's (errors); runtime-drift, trainer-version (warnings); snapshot-kept (info).
 
 Reads with list calls per kind and namespace. Access (forbidden) is asked with
 SelfSubjectAccessReviews, as --as USER when given (impersonation: the kubeconfig's identity must
@@ -103,6 +108,7 @@ def _check(options: argparse.Namespace) -> int:
     from ..repo.inputs import PATH_KEY
     from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP
     from ..values.keys import LOCAL_CONFIG
+    from .check_copies import Drifted, drift_errors, hidden_errors, on_installed, views_on_installed
     from .render import load_for
 
     cluster = Cluster(options.kubeconfig, options.context, options.as_user, options.request_timeout)
@@ -126,7 +132,10 @@ def _check(options: argparse.Namespace) -> int:
                 resource_list.items.append(item)
                 inputs.platform.append(item)
                 added.add(id(item))
+        drifted = Drifted(resource_list, inputs.platform_ids, live)
         views = _views(cluster, resource_list, inputs.platform_ids, written, live)
+        installed_views = _views(cluster, drifted.resource_list, drifted.platform, written, live) if drifted else {}
+        followed = _followed(cluster, resource_list, inputs.platform_ids, written, live, trainer)
         from ..process import process
 
         result = process(resource_list, inputs.platform_ids)
@@ -135,6 +144,12 @@ def _check(options: argparse.Namespace) -> int:
             sys.stderr.write(line + "\n")
         if errors:
             return _render_failed(errors)
+        drift: list[Finding] = []
+        if drifted:  # the TrainJobs that run on an installed runtime the render read a copy of
+            running = on_installed(result, drifted)
+            views = views_on_installed(views, installed_views, running)
+            installed_result = process(drifted.resource_list, drifted.platform)
+            drift = drift_errors(drifted, hidden_errors(result, installed_result, running), result)
         objects = [_applied(item) for item in result.items if item.annotation(LOCAL_CONFIG) != "true"]
         copies = [
             (item.value(), item.annotation(PATH_KEY) or "--runtimes")
@@ -145,7 +160,9 @@ def _check(options: argparse.Namespace) -> int:
             and item.kind in RUNTIME_KINDS
         ]
         render = findings.Render(objects, copies, views)
-        found = findings.find(render, live, trainer)
+        found = findings.find(render, live, followed)
+        refused = {f.object for f in drift}
+        found = [*drift, *(f for f in found if not (f.code == "runtime-drift" and f.object in refused))]
         found += findings.forbidden(
             gather.denials(cluster, objects, live, cluster.default_namespace), _identity(cluster)
         )
@@ -220,13 +237,9 @@ def _views(
     """The pods of each TrainJob a quota or a Kueue queue may have to hold (in a namespace with a
     ResourceQuota, or labelled with a queue where Kueue is served; not live, or live and suspended), as
     ``explain`` counts them, with the namespace's live LimitRanges."""
-    from ..checks.bundle import index
-    from ..checks.config import ConfigError, parse_config
-    from ..live import findings, gather
+    from ..live import findings
     from ..live.queues import queue_name
     from ..trainer.api import TRAINJOB_KIND
-    from ..values.keys import LOCAL_CONFIG
-    from .explain import explain_item
 
     quoted = {findings.namespace_of(q) for q in live.quotas}
     queued = bool(live.kueue.version)
@@ -240,23 +253,76 @@ def _views(
     }
     if not wanted:
         return {}
+    config = _config(resource_list)
+    if config is None:
+        return {}  # the render reports it
+    spaces = {key.split("/", 1)[0] for key in wanted}
+    return _explained(_bundle(cluster, resource_list, platform, written, spaces), config, wanted)
+
+
+def _config(resource_list: ResourceList) -> FunctionConfig | None:
+    from ..checks.config import ConfigError, parse_config
+
     config_item = resource_list.function_config
     try:
-        config = parse_config(config_item.value() if config_item is not None else None)
+        return parse_config(config_item.value() if config_item is not None else None)
     except ConfigError:
-        return {}  # the render reports it
+        return None
+
+
+def _bundle(
+    cluster: Cluster, resource_list: ResourceList, platform: frozenset[int], written: list[Any], spaces: set[str]
+) -> Bundle:
+    """The render's input with the live LimitRanges of ``spaces`` (the render's own LimitRanges win)."""
+    from ..checks.bundle import index
+    from ..live import findings, gather
+    from ..values.keys import LOCAL_CONFIG
+
     own = {(v.get("kind"), findings.namespace_of(v), findings.name_of(v)) for v in written}
-    spaces = {key.split("/", 1)[0] for key in wanted}
     ranges = [
         _item(lr, LOCAL_CONFIG)
         for lr in gather.limit_ranges(cluster, spaces)
-        if ("LimitRange", findings.namespace_of(lr), findings.name_of(lr)) not in own  # the render's own wins
+        if ("LimitRange", findings.namespace_of(lr), findings.name_of(lr)) not in own
     ]
-    bundle = index([*resource_list.items, *ranges], platform)
+    return index([*resource_list.items, *ranges], platform)
+
+
+def _explained(bundle: Bundle, config: FunctionConfig, wanted: set[str] | None = None) -> dict[str, TrainJobPods]:
+    """The pods of the bundle's TrainJobs (those of ``wanted``, by ``namespace/name``) as ``explain`` counts them."""
+    from .explain import explain_item
+
     views: dict[str, TrainJobPods] = {}
     for item in bundle.trainjobs:
         key = f"{item.namespace}/{item.name}"
-        explained = explain_item(item, bundle, config) if key in wanted else None
+        explained = explain_item(item, bundle, config) if wanted is None or key in wanted else None
         if explained is not None:
             views[key] = explained[0]
     return views
+
+
+def _followed(
+    cluster: Cluster,
+    resource_list: ResourceList,
+    platform: frozenset[int],
+    written: list[Any],
+    live: Live,
+    trainer: tuple[str, bool],
+) -> Followed:
+    """The release check followed, whether a config set it, and where the sync's render (which follows the
+    config's release, else the default) gives a TrainJob's containers other resources than the cluster's
+    release does: each TrainJob of the render explained under both."""
+    from ..live import findings
+    from ..live.trainer_release import Followed, differences, sync_release
+    from ..trainer.api import TRAINJOB_KIND
+
+    followed = Followed(*trainer)
+    releases = sync_release(followed, live.trainer[0])
+    config = _config(resource_list)
+    if releases is None or config is None:
+        return followed
+    spaces = {findings.namespace_of(v) for v in written if findings.is_trainer(v, (TRAINJOB_KIND,))}
+    bundle = _bundle(cluster, resource_list, platform, written, spaces)
+    rendered, cluster_release = (
+        _explained(bundle, config.model_copy(update={"trainer_version": version})) for version in releases
+    )
+    return Followed(*trainer, differences(rendered, cluster_release))

@@ -51,9 +51,10 @@ sets that functionConfig option, e.g. {ENV_PREFIX}MODE=native or
 {ENV_PREFIX}DERIVED_RUNTIME_KIND=ClusterTrainingRuntime (an empty value is ignored, an unknown
 option is an error), ARGOCD_APP_NAMESPACE is the default for --namespace, ARGOCD_APP_NAME names the
 application in error messages, and the repository root (from ARGOCD_APP_SOURCE_PATH) is the root.
-Options of --config (the platform's) are a floor: the repository's config and {ENV_PREFIX}* may
-only tighten maxPerContainer, maxPerRole, allowedResources, allowGpuInSidecars, gpuResources and
-namespacePolicy, and may not change a derivedRuntimeKind it sets; other options they may set freely.
+Options of --config are the platform's: the repository's config and {ENV_PREFIX}* may not change
+mode, derivedRuntimeKind or trainerVersion (the platform's value, or the default where it sets none),
+may only tighten maxPerContainer, maxPerRole, allowedResources, allowGpuInSidecars, gpuResources,
+namespacePolicy, trainerResources and derivedRuntimeMetadata, and may set results freely.
 
 Exit status: 0 when rendered, 1 on any error or when there is nothing to print (unless
 --allow-empty; nothing is printed to stdout then), 2 on bad usage.

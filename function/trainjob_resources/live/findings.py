@@ -19,12 +19,12 @@ from ..krm.resource_list import Item
 from ..kube import compare
 from ..kube.quantity import Quantity, QuantityError, parse_quantity
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
-from ..trainer.releases import NEWEST, SUPPORTED, trainer_version_of
-from ..trainer.releases import release as release_of
+from ..trainer.releases import NEWEST
 from ..values.records import MutableRecord, Record
 from ..yamltext import yamlnodes as yn
 from .queues import KueueObjects, exceeded
 from .report import Finding, object_name
+from .trainer_release import Followed, trainer_version
 
 # The release of Trainer whose API and webhooks the function's rules follow (README: upstream v2.3.0).
 RECREATE: Final = (
@@ -209,9 +209,9 @@ class Render(MutableRecord):
         return {runtime_key(o): o for o in self.objects if is_trainer(o, RUNTIME_KINDS)}
 
 
-def find(render: Render, live: Live, trainer: tuple[str, bool] = (NEWEST, False)) -> list[Finding]:
+def find(render: Render, live: Live, trainer: Followed | None = None) -> list[Finding]:
     """Every finding but ``forbidden`` (``forbidden``, from the access reviews ``cluster`` ran);
-    ``trainer``: the trainerVersion the render followed, and whether the config set it."""
+    ``trainer``: the trainerVersion the render followed, whether the config set it, and what it changes."""
     return [
         *runtime_ref_immutable(render, live),
         *runtime_missing(render, live),
@@ -220,7 +220,7 @@ def find(render: Render, live: Live, trainer: tuple[str, bool] = (NEWEST, False)
         *queue_exceeded(render, live),
         *runtime_drift(render, live),
         *snapshot_kept(render, live),
-        *trainer_version(live, *trainer),
+        *trainer_version(*live.trainer, trainer or Followed(NEWEST, False)),
     ]
 
 
@@ -518,36 +518,6 @@ def snapshot_kept(render: Render, live: Live) -> list[Finding]:
 
 def _dot(path: str) -> str:
     return path if path.startswith("[") else f".{path}"
-
-
-def trainer_version(live: Live, used: str, configured: bool) -> list[Finding]:
-    """Whether the render followed the cluster's Trainer release (``trainerVersion``, trainer/releases.py):
-    without the option set, ``check`` follows the cluster's where the function supports it."""
-    release, read = live.trainer
-    supported = trainer_version_of(release)
-    followed = f"the render followed Trainer {used}" + (" (trainerVersion)" if configured else "")
-    if supported is not None and release_of(supported) == release_of(used):
-        return []
-    if release is None:
-        message = (
-            f"could not tell the cluster's Trainer release ({read}); {followed}: check that the installed "
-            "release is that one, or set trainerVersion"
-        )
-    elif supported is None:
-        message = (
-            f"the cluster runs Trainer {release} ({read}), which the function does not support "
-            f"({', '.join(SUPPORTED)}); {followed}: what it checks and derives may not be what this release accepts"
-        )
-    else:
-        message = (
-            f"the cluster runs Trainer {release} ({read}), and {followed}: what it checks and derives is not "
-            f"what this release does; set trainerVersion: {supported}, or leave it unset for check to read it"
-        )
-    return [
-        Finding(
-            "trainer-version", "warning", object_name("CustomResourceDefinition", "", crd_name(TRAINJOB_KIND)), message
-        )
-    ]
 
 
 def forbidden(denials: Sequence[Denial], identity: str) -> list[Finding]:

@@ -145,3 +145,15 @@ def test_render_results_show_every_text_inert(text: str) -> None:
     line = result.display()
     assert not UNSAFE_SHOWN.search(line) and "\n" not in line, line
     assert not any(UNSAFE_SHOWN.search(s) or "\n" in s for s in _strings(result.to_python()))
+
+
+def test_an_internal_errors_line_is_inert(capsys: pytest.CaptureFixture[str]) -> None:
+    """Our own bug's message may quote the user's text: shown escaped."""
+    from trainjob_resources.cli.guard import guarded
+
+    def broken() -> int:
+        raise ValueError("\x1b]0;title\x07\u202eevil\x9b2J\nforged line")
+
+    assert guarded("trainjob-resources render", broken) == 1
+    err = capsys.readouterr().err
+    assert "internal error" in err and err.count("\n") == 1 and not UNSAFE_SHOWN.search(err), err

@@ -41,7 +41,9 @@ def as_main(
             import traceback
 
             traceback.print_exc(file=stderr)
-        message = f"internal error ({type(err).__name__}: {str(err)[:500]}); please report it"
+        from ..values.text import printable
+
+        message = f"internal error ({type(err).__name__}: {printable(str(err)[:500])}); please report it"
         return _emit(stdout, stderr, _unchanged(data, message), [f"trainjob-resources: {message}"])
     lines = [] if results_are_shown(data) else [r.display() for r in krm.shown_results(resource_list.results)]
     return _emit(

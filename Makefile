@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-test
 # tests/conftest.py): `make unit` leaves out every one of them.
 # The tests that compare a golden file (tests/kit/golden.py's assert_golden): `make goldens` runs them.
 GOLDEN_TESTS := tests/test_goldens.py tests/test_explain.py tests/test_render_goldens.py tests/test_examples.py \
-  tests/test_render_options.py
+  tests/test_render_options.py tests/test_usage.py
 UNIT_MARKERS := not cluster and not kubectl and not kpt and not image and not slow and not yamloracle
 
 .DEFAULT_GOAL := help

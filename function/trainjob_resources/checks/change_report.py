@@ -14,8 +14,8 @@ from typing import Any, Final
 
 from ..kube.podmath import Quantities, add
 from ..values.records import Record
-from ..values.text import bounded, code_span, markdown_text
-from .explain import UNBOUNDED, LeftOut, TrainJobPods, md_name, trainjob_json
+from ..values.text import bounded, code_span, json_text, markdown_name, markdown_text
+from .explain import UNBOUNDED, LeftOut, TrainJobPods, trainjob_json
 
 ADDED, REMOVED, CHANGED, UNCHANGED = "added", "removed", "changed", "unchanged"
 ARROW = " → "
@@ -184,7 +184,7 @@ def to_json(report: ChangeReport) -> dict[str, Any]:
 
 
 def render_json(report: ChangeReport) -> str:
-    return json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n")
 
 
 def _headline(report: ChangeReport) -> str:
@@ -235,19 +235,19 @@ def _md_cell(text: str) -> str:
 
 def render_markdown(report: ChangeReport) -> str:
     """For a pull-request comment: the summary table, the namespaces' totals, then each TrainJob the
-    change adds, removes or changes, per replicated job. Every user's name escaped (``md_name``)."""
+    change adds, removes or changes, per replicated job. Every user's name escaped (``markdown_name``)."""
     lines = [f"### {_headline(report)}", ""]
     if report.changes:
         lines += ["| TrainJob | change | pods | total requests | total limits |", "| --- | --- | ---: | --- | --- |"]
         for change in report.changes:
             pods, requests, limits = _total_cells(change)
-            name = md_name(change.view.display)
+            name = markdown_name(change.view.display)
             lines.append(f"| {name} | {change.change} | {pods} | {_md_cell(requests)} | {_md_cell(limits)} |")
         lines += ["", "#### Per namespace", "", "| namespace | TrainJobs | total requests | total limits |"]
         lines.append("| --- | ---: | --- | --- |")
         for ns in report.namespaces:
             count, requests, limits = _namespace_cells(ns)
-            name = md_name(ns.namespace) if ns.namespace else "(none)"
+            name = markdown_name(ns.namespace) if ns.namespace else "(none)"
             lines.append(f"| {name} | {count} | {_md_cell(requests)} | {_md_cell(limits)} |")
     else:
         lines.append("No TrainJobs on either side.")
@@ -258,11 +258,11 @@ def render_markdown(report: ChangeReport) -> str:
         lines += [f"Runtime: {_md_cell(_runtime(change))}", ""]
         lines += ["| replicated job | pods | requests per pod | limits per pod |", "| --- | ---: | --- | --- |"]
         for job, pods, requests, limits in _job_rows(change):
-            lines.append(f"| {md_name(job)} | {pods} | {_md_cell(requests)} | {_md_cell(limits)} |")
+            lines.append(f"| {markdown_name(job)} | {pods} | {_md_cell(requests)} | {_md_cell(limits)} |")
     if report.not_compared:
         lines += ["", "Not compared (not explained on one side):"]
         lines += [
-            f"- {md_name(t.display, False)} ({side}): {markdown_text(t.reason, 4000)}"
+            f"- {markdown_name(t.display, False)} ({side}): {markdown_text(t.reason, 4000)}"
             for side, t in report.not_compared
         ]
     return "\n".join(lines) + "\n"
@@ -295,6 +295,3 @@ def render_table(report: ChangeReport) -> str:
         lines += ["", "Not compared (not explained on one side):"]
         lines += [f"- {bounded(t.display)} ({side}): {bounded(t.reason, 4000)}" for side, t in report.not_compared]
     return "\n".join(lines) + "\n"
-
-
-RENDERERS = {"table": render_table, "json": render_json, "markdown": render_markdown}

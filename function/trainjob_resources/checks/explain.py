@@ -9,7 +9,6 @@ writes files.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Final
@@ -34,7 +33,7 @@ from ..trainer.trainjob_view import TrainJobView, resources_per_node
 from ..values import fieldpath
 from ..values.keys import CONTAINER_LISTS
 from ..values.records import MutableRecord, Record
-from ..values.text import bounded, code_span, markdown_text
+from ..values.text import bounded, code_span, json_text, markdown_name, markdown_text
 from ..values.violations import Violation
 from .bundle import RuntimeEntry
 from .context import TrainJobContext
@@ -423,7 +422,7 @@ def render_json(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] = ())
     if left_out:
         rest = {"notExplained": [{"name": t.name, "namespace": t.namespace, "reason": t.reason} for t in left_out]}
         lines.append(",\n  " + json.dumps(rest, indent=2, ensure_ascii=False)[4:-2])
-    return "".join(lines) + "\n}\n"
+    return json_text("".join(lines) + "\n}\n")
 
 
 def json_entry(view: TrainJobPods) -> str:
@@ -444,9 +443,8 @@ def left_out_text(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut], no
         else f"{count} more TrainJob{'s' if count != 1 else ''} not explained:"
     )
     if markdown:
-        return (
-            lead + "\n" + "".join(f"- {md_name(t.display, False)}: {markdown_text(t.reason, 4000)}\n" for t in left_out)
-        )
+        lines = (f"- {markdown_name(t.display, False)}: {markdown_text(t.reason, 4000)}\n" for t in left_out)
+        return lead + "\n" + "".join(lines)
     return lead + "\n" + "".join(f"- {bounded(t.display)}: {bounded(t.reason, 4000)}\n" for t in left_out)
 
 
@@ -610,9 +608,9 @@ def render_markdown(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] =
             for i, container in enumerate(job.containers):
                 lines.append(
                     _md_row(
-                        md_name(job.name) if i == 0 else "",
+                        markdown_name(job.name) if i == 0 else "",
                         str(job.pods) if i == 0 else "",
-                        md_name(container.name),
+                        markdown_name(container.name),
                         container.role,
                         markdown_text(listing(container.quantities("requests")), 4000),
                         markdown_text(listing(container.quantities("limits")), 4000),
@@ -625,10 +623,10 @@ def render_markdown(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] =
             if job.pod.overhead:
                 extra.append((OVERHEAD_LABEL, job.pod.overhead, {}, OVERHEAD_SOURCE))
             for label, requests, limits, source in extra:
-                lead = (md_name(job.name), str(job.pods)) if len(lines) == first_row else ("", "")
+                lead = (markdown_name(job.name), str(job.pods)) if len(lines) == first_row else ("", "")
                 cells = (markdown_text(label), "", _md_listing(requests), _md_listing(limits), markdown_text(source))
                 lines.append(_md_row(*lead, *cells))
-            lead = (md_name(job.name), str(job.pods)) if len(lines) == first_row else ("", "")
+            lead = (markdown_name(job.name), str(job.pods)) if len(lines) == first_row else ("", "")
             lines.append(
                 _md_row(
                     *lead,
@@ -656,19 +654,8 @@ def render_markdown(views: Sequence[TrainJobPods], left_out: Sequence[LeftOut] =
 
 
 def _md_row(*cells: str) -> str:
-    """One table row of cells already escaped (``markdown_text``, ``md_name``) or of this module's own markup."""
+    """One table row of cells already escaped (``markdown_text``, ``markdown_name``) or of this module's own markup."""
     return "| " + " | ".join(cells) + " |"
-
-
-# Words of letters, digits and dashes (a DNS label), or two of them as ``namespace/name``: no markup,
-# and no dot or colon, so not a domain or URL GitHub would link either.
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][A-Za-z0-9-]*)?")
-
-
-def md_name(name: str, table: bool = True) -> str:
-    """A user's name in Markdown: as it is when plain (``node``, ``team-a/nightly-eval``), else a
-    code span, where nothing is markup, a link or HTML."""
-    return name if _PLAIN_NAME.fullmatch(name) else code_span(name, table=table)
 
 
 def _md_listing(values: Mapping[str, Quantity], unbounded: frozenset[str] = frozenset()) -> str:

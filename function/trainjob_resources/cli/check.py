@@ -62,7 +62,7 @@ def main(args: list[str]) -> int:
 def _parser() -> argparse.ArgumentParser:
     import argparse
 
-    from ..live.report import RENDERERS
+    from .formats import choices
     from .render import add_input_options
 
     parser = argparse.ArgumentParser(
@@ -95,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
         help="where Trainer is installed: its release is read from ConfigMap kubeflow-trainer-public there "
         "(default: kubeflow-system)",
     )
-    parser.add_argument("--format", choices=tuple(RENDERERS), default="table", help="output format (default: table)")
+    parser.add_argument("--format", choices=choices("check"), default="table", help="output format (default: table)")
     parser.add_argument(
         "--request-timeout", metavar="SECONDS", type=float, default=30.0, help="per API request (default: 30)"
     )
@@ -169,7 +169,9 @@ def _check(options: argparse.Namespace) -> int:
     finally:
         cluster.close()
     shown = report.ordered(found)
-    sys.stdout.write(report.RENDERERS[options.format](shown))
+    from .formats import renderer
+
+    sys.stdout.write(renderer("check", options.format)(shown))
     sys.stdout.flush()
     errors_found = sum(f.severity == "error" for f in shown)
     sys.stderr.write(

@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from ..checks.explain_bound import ExplainBound
     from ..krm.resource_list import Item, ResourceList, ResourceRef, Result
 
-FORMATS = ("table", "json", "markdown")
-
 DESCRIPTION = """\
 Explain what each TrainJob will ask the scheduler for: per replicated job the number of pods
 and, per container (initContainer, sidecar, container), the effective requests and limits and
@@ -83,10 +81,11 @@ def _parser() -> argparse.ArgumentParser:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    from .formats import choices
     from .render import add_input_options
 
     add_input_options(parser)
-    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument("--format", choices=choices("explain"), default="table", help="output format (default: table)")
     parser.add_argument(
         "--namespace",
         metavar="NS",
@@ -117,7 +116,9 @@ def _explain_change(options: argparse.Namespace) -> int:
     for line in after.messages:
         sys.stderr.write(line + "\n")
     report = change_report.compare(before.shown, after.shown, before.left_out, after.left_out)
-    sys.stdout.buffer.write(change_report.RENDERERS[options.format](report).encode())
+    from .formats import renderer
+
+    sys.stdout.buffer.write(renderer("explain --against", options.format)(report).encode())
     sys.stdout.flush()
     return 1 if after.failed or bound.full else 0
 
@@ -186,11 +187,10 @@ def explain_resource_list(
     resource_list: ResourceList, output_format: str = "table", platform: frozenset[int] = frozenset()
 ) -> Explained:
     """Pure: the rendered explanation, the function's error and warning lines, and whether any is an error."""
-    from ..checks import explain
+    from .formats import renderer
 
     views = explain_views(resource_list, platform)
-    renderers = {"table": explain.render_table, "json": explain.render_json, "markdown": explain.render_markdown}
-    output = renderers[output_format](views.shown, views.left_out)
+    output = renderer("explain", output_format)(views.shown, views.left_out)
     return Explained(output, views.messages, views.failed)
 
 

@@ -38,5 +38,7 @@ def guarded(
             import traceback
 
             traceback.print_exc()
-        say_on_stderr(f"{prog}: internal error ({type(err).__name__}: {err}); please report it")
+        from ..values.text import printable
+
+        say_on_stderr(f"{prog}: internal error ({type(err).__name__}: {printable(err)}); please report it")
         return 1

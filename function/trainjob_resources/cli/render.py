@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..repo.sources import RenderError, shown
@@ -171,7 +171,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NS",
         help="namespace of TrainJobs and TrainingRuntimes that name none (they are printed with it)",
     )
-    parser.add_argument("--output", "-o", choices=("yaml", "json"), default="yaml", help="output format")
+    from .formats import choices
+
+    parser.add_argument("--output", "-o", choices=choices("render"), default="yaml", help="output format")
     parser.add_argument(
         "--allow-empty",
         action="store_true",
@@ -206,20 +208,17 @@ def _render(options: argparse.Namespace) -> int:
     if options.verbose:
         for line in (r.display() for r in result.results if r.severity == "info"):
             _stderr.line(line)
-    values: list[object] = []  # -o json: the objects as data
-    texts: list[str] = []  # else each object's YAML
-    if options.output == "json":
-        values = [_value(node) for node in printed(result, inputs)]
-    else:
-        texts = [_text(node) for node in printed(result, inputs, texts=True)]
-    if not (values or texts) and not options.allow_empty:
+    from .formats import renderer
+
+    objects = list(printed(result, inputs, texts=options.output == "yaml"))
+    if not objects and not options.allow_empty:
         where = ", ".join(shown(p) for p in options.paths or ["."])
         message = (
             f"error: {where}: no objects to print; an empty render makes Argo CD prune the application "
             "(unless its sync policy sets allowEmpty: false). Pass --allow-empty if nothing is what you mean"
         )
         return _fail([message], options, environ)
-    sys.stdout.buffer.write((_json(values) if options.output == "json" else "---\n".join(texts)).encode())
+    sys.stdout.buffer.write(renderer("render", options.output)(objects).encode())
     sys.stdout.flush()
     return 0
 
@@ -257,22 +256,20 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_LINE else f"{text[:MAX_LINE]}… ({len(text) - MAX_LINE} more characters)"
 
 
-def _text(node: Node | str) -> str:
+def yaml_stream(objects: Sequence[Node | str]) -> str:
+    """``--output yaml``: the objects as a multi-document YAML stream (each one's text where it kept it)."""
     from ..yamltext import yamlnodes as yn
 
-    return node if isinstance(node, str) else yn.serialize(node)
+    return "---\n".join(node if isinstance(node, str) else yn.serialize(node) for node in objects)
 
 
-def _value(node: Node | str) -> object:
-    from ..yamltext import yamlnodes as yn
-
-    assert not isinstance(node, str), "asked for nodes"
-    return yn.to_python(node)
-
-
-def _json(values: list[object]) -> str:
-    """A v1 List of the objects, as ``kubectl get -o json`` prints several."""
+def json_list(objects: Sequence[Node | str]) -> str:
+    """``--output json``: a v1 List of the objects, as ``kubectl get -o json`` prints several."""
     import json
 
+    from ..yamltext import yamlnodes as yn
+
+    values = [yn.to_python(node) for node in objects if not isinstance(node, str)]
+    assert len(values) == len(objects), "asked for nodes"
     document = {"apiVersion": "v1", "kind": "List", "items": values}
     return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
+from ..values.text import one_line, printable
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -74,7 +76,7 @@ class Cluster:
         except Unreachable:
             raise
         except Exception as err:  # the loader's ConfigException, a bad file, a missing context
-            raise Unreachable(f"cannot load the cluster's configuration: {_one_line(err)}") from None
+            raise Unreachable(f"cannot load the cluster's configuration: {one_line(err)}") from None
         configuration.retries = 1
         self.server: str = configuration.host
         self.as_user = as_user
@@ -176,6 +178,7 @@ class Cluster:
                 return
 
     def _refused(self, verb: str, path: str, err: ApiError) -> Unreachable:
+        path = printable(path)  # it holds the render's namespace and object names
         if err.status in (401, 403):
             return Unreachable(
                 f"the cluster refused to {verb} {path} ({err}): check reads with the kubeconfig's identity and "
@@ -230,17 +233,12 @@ def _message(data: Any) -> str:
     try:
         status = json.loads(text)
     except ValueError:
-        return _one_line(text)
-    return _one_line(status.get("message") if isinstance(status, dict) and status.get("message") else text)
+        return one_line(text)
+    return one_line(status.get("message") if isinstance(status, dict) and status.get("message") else text)
 
 
 def _reason(err: object) -> str:
     """A connection error's own reason (urllib3 wraps it in a retry error that repeats the URL)."""
-    text = _one_line(err)
+    text = one_line(err)
     found = re.search(r"\[Errno -?\d+\] [^'\")]+|certificate verify failed[^'\")]*|timed out", text)
     return found.group(0).strip() if found else text
-
-
-def _one_line(err: object) -> str:
-    text = " ".join(str(err).split())
-    return text if len(text) <= 500 else text[:500] + "…"

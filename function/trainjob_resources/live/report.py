@@ -1,7 +1,8 @@
 """``check``'s findings and their three formats: a plain table, markdown, JSON ``{"findings": [...]}``.
 
-Pure: values in, text out. Every value the cluster or the repository wrote is escaped: control
-characters are spelled out in the table and in markdown, ``|`` and markup are escaped in markdown.
+Pure: values in, text out. Every value the cluster or the repository wrote is escaped by
+``values.text``: control, bidi and zero-width characters spelled out in the table
+(``printable``), and markup, links and ``|`` made literal besides in markdown (``markdown_literal``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from ..values.records import Record
-from ..values.text import markdown_literal
+from ..values.text import json_text, markdown_literal, printable
 
 # The order findings are reported in: what refuses the sync first, then what it would break, then notes.
 CODES: Final = (
@@ -60,41 +61,24 @@ def has_errors(findings: Sequence[Finding]) -> bool:
 
 
 def render_json(findings: Sequence[Finding]) -> str:
-    return json.dumps({"findings": [f.as_dict() for f in findings]}, indent=2, ensure_ascii=False) + "\n"
-
-
-_CONTROL = {i: f"\\x{i:02x}" for i in range(32)} | {0x7F: "\\x7f", 9: "\\t", 10: "\\n", 13: "\\r"}
-
-
-def plain(text: str) -> str:
-    """One line, every control character spelled out (a value cannot draw on the terminal)."""
-    return text.translate(_CONTROL)
+    return json_text(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=2, ensure_ascii=False) + "\n")
 
 
 def render_table(findings: Sequence[Finding]) -> str:
     if not findings:
         return "no findings: the sync would be accepted as it is\n"
     rows = [["SEVERITY", "CODE", "OBJECT", "MESSAGE"]]
-    rows += [[f.severity, f.code, plain(f.object), plain(f.message)] for f in findings]
+    rows += [[f.severity, f.code, printable(f.object), printable(f.message)] for f in findings]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     return "".join(
         "  ".join([*(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)), row[3]]) + "\n" for row in rows
     )
 
 
-def markdown_cell(text: str) -> str:
-    """A table cell of literal text: no markup, link or autolink (``values.text.markdown_literal``)."""
-    return markdown_literal(plain(text))
-
-
 def render_markdown(findings: Sequence[Finding]) -> str:
     if not findings:
         return "No findings: the sync would be accepted as it is.\n"
     lines = ["| severity | code | object | message |", "| --- | --- | --- | --- |"]
-    lines += [
-        f"| {f.severity} | `{f.code}` | {markdown_cell(f.object)} | {markdown_cell(f.message)} |" for f in findings
-    ]
+    for f in findings:
+        lines.append(f"| {f.severity} | `{f.code}` | {markdown_literal(f.object)} | {markdown_literal(f.message)} |")
     return "\n".join(lines) + "\n"
-
-
-RENDERERS: Final = {"table": render_table, "json": render_json, "markdown": render_markdown}

@@ -1,5 +1,9 @@
 """Text fit for one line of a message: a tenant's names and values cannot forge lines, move the
-terminal (ESC), reorder what is shown (bidi overrides) or fill a log with one value."""
+terminal (ESC, an 8-bit CSI), reorder what is shown (bidi overrides) or fill a log with one value.
+
+The one escaping module: every place the function shows a value it did not write itself (a terminal
+line, a table cell, Markdown) goes through ``printable`` or one of the functions built on it here.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,9 @@ import re
 
 # C0, DEL, C1, the line and paragraph separators, and the bidi controls (embeddings, overrides,
 # isolates, marks) and zero-width characters: escaped wherever a message shows user text.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]")
+_BEYOND_C0 = "\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb"
+_UNSAFE = re.compile(f"[\x00-\x1f{_BEYOND_C0}]")
+_UNSAFE_IN_JSON = re.compile(f"[{_BEYOND_C0}]")  # JSON text escapes C0 in strings itself
 MAX_SHOWN = 300  # characters of one user value in a message (names, paths, quantities, values)
 
 
@@ -17,6 +23,20 @@ def printable(text: object) -> str:
     if value.isascii() and value.isprintable():  # the common case, without the regex: none of _UNSAFE is
         return value
     return _UNSAFE.sub(_escape, value) if _UNSAFE.search(value) else value
+
+
+def json_text(text: str) -> str:
+    """JSON text (``json.dumps``'s, with ``ensure_ascii=False``) with every character ``printable``
+    escapes written as a ``\\uXXXX`` escape: a reader gets the same values, a terminal that shows the
+    text gets no control, bidi or zero-width character. Outside strings JSON text is ASCII; inside
+    them ``json.dumps`` escapes C0 itself."""
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return _UNSAFE_IN_JSON.sub(_json_escape, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def bounded(text: object, limit: int = MAX_SHOWN) -> str:
@@ -75,3 +95,21 @@ def _span(value: str, table: bool) -> str:
         value = f" {value} "
     span = f"{fence}{value}{fence}"
     return span.replace("|", "\\|") if table else span
+
+
+# Words of letters, digits and dashes (a DNS label), or two of them as ``namespace/name``: no markup,
+# and no dot or colon, so not a domain or URL GitHub would link either.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][A-Za-z0-9-]*)?")
+
+
+def markdown_name(name: str, table: bool = True) -> str:
+    """A user's name in Markdown: as it is when plain (``node``, ``team-a/nightly-eval``), else a
+    code span, where nothing is markup, a link or HTML."""
+    return name if _PLAIN_NAME.fullmatch(name) else code_span(name, table=table)
+
+
+def one_line(text: object, limit: int = 500) -> str:
+    """A message of another program (an API server, a client library) as one line: its white space
+    runs made one space, ``printable``, cut at ``limit`` characters."""
+    value = printable(" ".join(str(text).split()))
+    return value if len(value) <= limit else value[:limit] + "…"

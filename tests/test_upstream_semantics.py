@@ -1027,6 +1027,13 @@ def test_a_move_on_a_rendered_trainjob_warns_that_spec_trainer_is_immutable() ->
     assert fresh.code == 0 and not [r for r in fresh.results if r["severity"] == "warning"], (
         "no records: nothing to compare"
     )
+    sidecar = {"name": "loader", "resources": {"requests": {"memory": "2Gi"}}}
+    trainer = {"name": "node", "resources": {"limits": {"memory": "64Gi"}}}
+    both = render([rt, trainjob([patch("node", initContainers=[sidecar], containers=[trainer])], {})], move)
+    assert both.code == 0 and not [r for r in both.results if r["severity"] == "warning"], (
+        "a first render that derives a runtime and moves the trainer's resources writes records: they are not an "
+        "earlier render's"
+    )
 
 
 # trainingruntime.go newRuntimeInfo merges resourcesPerNode over the trainer container: a patched

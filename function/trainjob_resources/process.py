@@ -404,7 +404,9 @@ def _parse(item: Item, bundle: Bundle, config: Options, memo: Memo, records: boo
     assert isinstance(item.node, MappingNode)
     context = TrainJobContext(item, None, None, bundle, config, memo)
     trainjob: TrainJobView | None = None
-    if records and has_provenance(item.node):
+    # Read before any rewrite: the rewrite writes records into the item's own tree when nothing was restored.
+    context.rendered_before = has_provenance(item.node)
+    if records and context.rendered_before:
         context.work = _copy(item.node)
         try:
             restore(context.work)

@@ -89,6 +89,7 @@ class TrainJobContext(MutableRecord):
         "plan",
         "raw",
         "records_error",
+        "rendered_before",
         "resolution",
         "respelled",
         "rewritten",
@@ -111,6 +112,7 @@ class TrainJobContext(MutableRecord):
         self.config = config
         self.memo = memo
         self.work: MappingNode | None = None  # the tree being rewritten, when it is not the item's own
+        self.rendered_before = False  # whether the TrainJob as read carries an earlier render's records
         self.sites: list[ContainerSite] = []
         self.overrides = False  # whether any ContainerPatch writes resources (null included)
         self.resolution: Resolution | None = None

@@ -12,13 +12,12 @@ from ...kube.merge import without_nulls
 from ...values.violations import Violation
 from ..context import TrainJobContext
 from ..moving import by_value
-from ..provenance import has_provenance
 from .framework import Rule
 from .stages import REWRITE
 
 
 def _check(context: TrainJobContext, _: Any) -> list[Violation]:
-    if context.plan is None or not has_provenance(context.item.node):
+    if context.plan is None or not context.rendered_before:
         return []  # not materialized, or never rendered before
     topo = context.topo
     site = next((s for s in context.patched_sites if topo.is_trainer(*s.key)), None)

@@ -39,11 +39,13 @@ example: $(RUN_STAMP)
 	$(BIN)/trainjob-resources < tests/testdata/success/data-loader-64gi/input.yaml
 
 ## Build (or reuse) the local control plane with upstream Kubeflow Trainer, and standalone kustomize
-## and Helm, from Go modules into a cache folder (tests/cluster/README.md), and the YAML oracle
-## (tests/yamloracle/build.sh). Without Go: a skip, outside CI.
+## and Helm, from Go modules into a cache folder (tests/cluster/README.md), the YAML oracle
+## (tests/yamloracle/build.sh) and the Argo CD harness (tests/cluster/argocd/build.sh). Without Go: a skip,
+## outside CI.
 cluster:
 	bash tests/cluster/build.sh
 	bash tests/yamloracle/build.sh
+	bash tests/cluster/argocd/build.sh
 
 ## Build (or reuse) kubeconform from its Go module, for tests/test_schema.py (the same cache folder).
 kubeconform:

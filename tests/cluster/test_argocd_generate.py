@@ -220,3 +220,23 @@ def test_argocd_says_synced_after_the_sync_and_out_of_sync_naming_the_field_afte
     assert "spec.runtimeRef.name" in job.changed, job.changed
     assert set(out_of_sync) == {new_runtime}, "nothing else changed"
     assert all(r.status == "Synced" for r in compared.resources if (r.kind, r.name) in before - {(job.kind, job.name)})
+
+    # argocd-cm's resource customizations reach the diff: ignoring the fields the change moved, the
+    # TrainJob is Synced.
+    ignored = "\n".join(["jsonPointers:", *(f"- {pointer}" for pointer in _pointers(job.changed))])
+    argocd_cm = {"data": {"resource.customizations.ignoreDifferences.trainer.kubeflow.org_TrainJob": ignored}}
+    made = repo.generate(argocd, app)
+    ignoring = argocd.diff(app, made, plane.kubeconfig, argocd_cm=argocd_cm)
+    assert ignoring.resource("TrainJob", "llm-finetune").status == "Synced", ignoring.resource(
+        "TrainJob", "llm-finetune"
+    )
+
+
+def _pointers(paths: list[str]) -> list[str]:
+    """JSON pointers of the diff's field paths (metadata.annotations.a/b -> /metadata/annotations/a~1b)."""
+    pointers = []
+    for path in paths:
+        head, _, rest = path.partition(".annotations.")
+        parts = head.split(".") + (["annotations", rest] if rest else [])
+        pointers.append("/" + "/".join(part.replace("~", "~0").replace("/", "~1") for part in parts))
+    return pointers

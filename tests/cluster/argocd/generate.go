@@ -92,10 +92,13 @@ func generateCommand(args []string) error {
 		return err
 	}
 	if result.Error != "" {
-		os.Exit(1)
+		return errGenerationFailed
 	}
 	return nil
 }
+
+// errGenerationFailed: the repo-server returned an error (printed as JSON); `generate` exits 1.
+var errGenerationFailed = errors.New("generation failed")
 
 // startPluginSidecar runs `argocd-harness cmp-server` as a process of its own (the sidecar is a container of
 // its own: the plugin's commands see its environment, which is this process's), its socket in work/plugins,
@@ -129,19 +132,17 @@ func startPluginSidecar(ctx context.Context, work, pluginConfig string) (func(),
 	cmd := exec.CommandContext(ctx, self, "cmp-server", "--config-dir", configDir)
 	cmd.Env = append(os.Environ(), common.EnvCMPWorkDir+"="+filepath.Join(work, "cmp-work"))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	// Killed outright: the cmp-server's SIGTERM handler (cmpserver/server.go, Shutdown) removes its socket
+	// but leaves its gRPC server serving; a pod's container is killed after its grace period.
 	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-		}
+		_ = cmd.Process.Kill()
+		<-exited
 		_ = logFile.Close()
 	}
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {

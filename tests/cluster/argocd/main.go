@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -45,6 +46,9 @@ func main() {
 		err = cmpServerCommand(os.Args[2:])
 	default:
 		usage()
+	}
+	if errors.Is(err, errGenerationFailed) {
+		os.Exit(1)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "argocd-harness:", err)

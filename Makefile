@@ -41,14 +41,15 @@ $(STAMP): pyproject.toml $(VERSION_FILE) | $(BIN)/python
 example: $(RUN_STAMP)
 	$(BIN)/trainjob-resources < tests/testdata/success/data-loader-64gi/input.yaml
 
-## Build (or reuse) the local control plane with upstream Kubeflow Trainer, and standalone kustomize
-## and Helm, from Go modules into a cache folder (tests/cluster/README.md), the YAML oracle
-## (tests/yamloracle/build.sh), and Helm v4 and v3 for the post-renderer tests (tests/tools/helm.sh).
-## Without Go: a skip, outside CI.
+## Build (or reuse) the local control plane with upstream Kubeflow Trainer, and standalone kustomize,
+## from Go modules into a cache folder (tests/cluster/README.md), the YAML oracle
+## (tests/yamloracle/build.sh), Helm v4 and v3 for the post-renderer tests (tests/tools/helm.sh) and the
+## Argo CD harness (tests/cluster/argocd/build.sh). Without Go: a skip, outside CI.
 cluster:
 	bash tests/cluster/build.sh
 	bash tests/yamloracle/build.sh
 	bash tests/tools/helm.sh
+	bash tests/cluster/argocd/build.sh
 
 ## Build (or reuse) kubeconform from its Go module, for tests/test_schema.py (the same cache folder).
 kubeconform:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.cluster.argocd import ArgoCD
 from tests.cluster.controlplane import DEFAULT_TRAINER, ControlPlane, Unavailable, require_paths
 from tests.engine import Engine, find_engine
 
@@ -29,6 +30,7 @@ FIXTURE_MARKERS = {
     "control_planes": "cluster",
     "trainer_control_plane": "cluster",
     "kueue_control_plane": "cluster",
+    "argocd": "cluster",
 }
 
 
@@ -81,6 +83,16 @@ def cluster_paths() -> dict[str, Any]:
     """The parsed paths.json of `make cluster` (tests/cluster/controlplane.py's tool_paths())."""
     try:
         return require_paths()
+    except Unavailable as absent:
+        _unavailable(str(absent))
+        raise AssertionError("unreachable") from absent
+
+
+@pytest.fixture(scope="session")
+def argocd() -> ArgoCD:
+    """Argo CD's own code, run by the harness `make cluster` builds (tests/cluster/argocd.py)."""
+    try:
+        return ArgoCD.built()
     except Unavailable as absent:
         _unavailable(str(absent))
         raise AssertionError("unreachable") from absent

@@ -217,7 +217,7 @@ def _read_path_or_fail(raw: str, inputs: Inputs, default_root: Root, timeout: fl
 def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, timeout: float) -> None:
     """A folder: first walked whole (each real folder and file once, every size from stat, the sum
     checked against the budget), then read in name order, kustomizations built where found."""
-    from . import kustomize
+    from . import kustomize, relabel, sandbox
 
     tasks: list[tuple[str, str, int | None]] = []
     _walk(real_dir, label, root, inputs, tasks, 0)
@@ -229,13 +229,13 @@ def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, timeout: fl
                 _read_text(_decode(data, entry_label), shown(entry_label), inputs)
             continue
         plan = kustomize.plan(real, entry_label, root, inputs.reader)
-        text = kustomize.build(plan, inputs.reader, timeout)
+        text = sandbox.build(plan, inputs.reader, timeout)
         inputs.configs.extend((found.node, found.label) for found in plan.configs)
         if not plan.configs:
             inputs.unconfigured.append(entry_label)
         start = len(inputs.items)
         _read_text(text, shown(entry_label), inputs, built=True)
-        inputs.errors.extend(kustomize.restore(inputs.items[start:], plan.marks, entry_label))
+        inputs.errors.extend(relabel.restore(inputs.items[start:], plan.marks, entry_label))
         inputs.built.update(_key(item) for item in inputs.items[start:])
         _name_origins(inputs, start, entry_label, plan)
 
@@ -443,7 +443,7 @@ def _decode(data: bytes, label: str) -> str:
 
 
 def _read_text(text: str, label: str, inputs: Inputs, built: bool = False) -> None:
-    """``built``: kustomize's output (render's marks in it: ``kustomize.restore`` checks and takes them)."""
+    """``built``: kustomize's output (render's marks in it: ``relabel.restore`` checks and takes them)."""
     from yaml.nodes import MappingNode
 
     from ..krm.resource_list import Item

@@ -19,17 +19,15 @@ from ..explain import RUNTIME_REF_PATH, ContainerView, JobView, TrainJobPods
 from .framework import Rule
 from .namespace_objects import LimitItem, LimitRange
 from .policy_math import LIMIT_RANGE_SOURCE, container_path, job_path, where
-from .policy_pods import POLICY_READS, closed, pods_of
+from .policy_pods import POLICY_READS, namespace_findings, pods_of
 from .stages import POLICY
 
 
 def _check(context: TrainJobContext, _: Any) -> list[Violation]:
-    severity = context.config.namespace_policy
-    if severity == "off":
+    if context.config.namespace_policy == "off":
         return []
     pods = pods_of(context)
-    found = limit_range_violations(pods.view, pods.limit_ranges)
-    return closed(pods, [Violation(v.path, v.message, severity, v.current_value, v.proposed_value) for v in found])
+    return namespace_findings(context, pods, limit_range_violations(pods.view, pods.limit_ranges))
 
 
 def limit_range_violations(view: TrainJobPods, limit_ranges: Iterable[LimitRange]) -> list[Violation]:

@@ -112,6 +112,14 @@ def closed(pods: PolicyPods, found: list[Violation]) -> list[Violation]:
     return [_closed(v) for v in found] if pods.closed else found
 
 
+def namespace_findings(context: TrainJobContext, pods: PolicyPods, found: list[Violation]) -> list[Violation]:
+    """A LimitRange's or ResourceQuota's findings, with the severity ``namespacePolicy`` names."""
+    severity = context.config.namespace_policy
+    if severity == "off":
+        return []
+    return closed(pods, [Violation(v.path, v.message, severity, v.current_value, v.proposed_value) for v in found])
+
+
 def _closed(violation: Violation) -> Violation:
     if violation.severity != "warning" or " is left out" not in violation.message:
         return violation

@@ -20,7 +20,7 @@ from ..explain import NUM_NODES_PATH, RUNTIME_REF_PATH, SECTIONS, JobView, Train
 from .framework import Rule
 from .namespace_objects import Quota, ScopeRequirement
 from .policy_math import job_path, where
-from .policy_pods import POLICY_READS, closed, pods_of
+from .policy_pods import POLICY_READS, namespace_findings, pods_of
 from .stages import POLICY
 
 _QUOTA_VALIDATED: dict[str, tuple[Section, str]] = {
@@ -35,12 +35,10 @@ _QOS_RESOURCES = ("cpu", "memory")
 
 
 def _check(context: TrainJobContext, _: Any) -> list[Violation]:
-    severity = context.config.namespace_policy
-    if severity == "off":
+    if context.config.namespace_policy == "off":
         return []
     pods = pods_of(context)
-    found = quota_violations(pods.view, pods.quotas, context.trainjob)
-    return closed(pods, [Violation(v.path, v.message, severity, v.current_value, v.proposed_value) for v in found])
+    return namespace_findings(context, pods, quota_violations(pods.view, pods.quotas, context.trainjob))
 
 
 def pod_usage(requests: Mapping[str, Quantity], limits: Mapping[str, Quantity]) -> Quantities:

@@ -44,6 +44,7 @@ PYTHON = ROOT / ".venv" / "bin" / "python"
 
 from trainjob_resources import process
 from trainjob_resources.checks import bundle
+from trainjob_resources.krm import policy_inputs, results
 from trainjob_resources.krm import resource_list as krm
 from trainjob_resources.yamltext import textedit
 from trainjob_resources.yamltext import yamlnodes as yn
@@ -68,10 +69,10 @@ FINE: list[tuple[Any, str, str, str | None]] = [
     (yn, "_node_bound", "yamlnodes._node_bound", None),
     (yn, "_exact_bounds", "yamlnodes._exact_bounds (libyaml parse)", None),
     (yn, "_check_expansion", "yamlnodes._check_expansion", None),
-    (krm, "_item_problem", "krm._item_problem", None),
+    (policy_inputs, "item_problem", "policy_inputs.item_problem", None),
     (textedit, "remember", "textedit.remember", None),
     (textedit, "render", "textedit.render (edits written into the text)", None),
-    (krm, "_results_text", "krm._results_text", None),
+    (results, "results_text", "results.results_text", None),
     (yn, "check_duplicate_keys", "yamlnodes.check_duplicate_keys", None),
     (bundle, "parse_runtime", "models.parse_runtime (pydantic)", None),
     (bundle, "jobs_of", "runtime_view.jobs_of", None),
@@ -299,6 +300,7 @@ page = os.sysconf("SC_PAGE_SIZE")
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * page / 1e6
+from trainjob_resources.krm import policy_inputs, results
 from trainjob_resources.krm import resource_list as krm
 from trainjob_resources import process
 marks = [rss()]

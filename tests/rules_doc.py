@@ -36,7 +36,8 @@ registered once; one `runtime.Info` per job): here a `Rule` declares
 
 - its **stages**: where in the pipeline it runs (`process.py` runs a stage's rules in registry order);
 - its **scope**: what it runs over: the TrainJob once (`trainjob`), each patched replicated job (`job-site`),
-  each ContainerPatch (`container-site`) or each container's merged resources (`effective`);
+  each ContainerPatch (`container-site`), each container's merged resources (`effective`) or, in the policy
+  stage, each container of the pods the policy sees (`pod-container`);
 - what it **reads** (`checks/rules/reads.py`): the memo (`checks/memo.py`) keeps a stage's findings under the key of
   the reads its rules declare, and reuses them for every TrainJob with that key. A rule that reads something
   it does not declare would share findings it should not: `tests/test_memo.py` renders with and without the

@@ -7,6 +7,7 @@ Read from the code's own imports, so a wrong one is named with its file and line
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,76 @@ def test_no_function_takes_more_than_six_parameters() -> None:
                 if count > MAX_PARAMETERS:
                     long.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name} takes {count}")
     assert not long, "\n".join(long)
+
+
+MAX_LINES = 600
+# Modules other helpers are editing this round (issue 47: H1 yamltext/yamlnodes.py, H2 checks/explain.py and
+# checks/config.py); split once their branches are merged. This list only shrinks.
+LARGE_FOR_NOW = {
+    "yamltext/yamlnodes.py": 1101,
+    "checks/explain.py": 684,
+    "checks/config.py": 672,
+    "checks/materialize.py": 616,
+    "process.py": 601,
+}
+
+
+def test_no_module_is_longer_than_six_hundred_lines() -> None:
+    """A module over 600 lines holds more than one responsibility: split it (upstream Trainer's largest
+    hand-written module is 621 lines)."""
+    long: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = path.relative_to(PACKAGE).as_posix()
+        lines = len(path.read_text().splitlines())
+        if lines > LARGE_FOR_NOW.get(name, MAX_LINES):
+            long.append(f"{name}: {lines} lines")
+    assert not long, "\n".join(long)
+
+
+def test_the_allowance_for_large_modules_only_shrinks() -> None:
+    for name, allowed in LARGE_FOR_NOW.items():
+        lines = len((PACKAGE / name).read_text().splitlines())
+        assert lines > MAX_LINES, f"{name} is {lines} lines now: take it off LARGE_FOR_NOW"
+        assert lines <= allowed, f"{name} grew to {lines} lines"
+
+
+def _named_in(doc: str, stem: str) -> bool:
+    return re.search(rf"(?<![\w.-]){re.escape(stem)}(?:\.py)?(?![\w-])", doc) is not None
+
+
+def unnamed_modules(package: Path) -> list[str]:
+    """The modules no docstring of their folder's ``__init__`` names (a rule module is named by the
+    rules' registry, which docs/rules.md lists)."""
+    out: list[str] = []
+    for init in sorted(package.rglob("__init__.py")):
+        folder = init.parent
+        if folder == package:
+            continue
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        registered = (folder / "registry.py").read_text() if (folder / "registry.py").exists() else ""
+        for path in sorted(folder.glob("*.py")):
+            stem = path.stem
+            if stem == "__init__" or _named_in(doc, stem) or re.search(rf"^\s+{stem}\.RULE,$", registered, re.M):
+                continue
+            out.append(f"{path.relative_to(package).as_posix()} is not named in {folder.name}/__init__.py")
+        for sub in sorted(p for p in folder.iterdir() if (p / "__init__.py").exists()):
+            if not _named_in(doc, sub.name):
+                out.append(f"{sub.relative_to(package).as_posix()}/ is not named in {folder.name}/__init__.py")
+    return out
+
+
+def test_every_module_is_named_in_its_layer_docstring() -> None:
+    found = unnamed_modules(PACKAGE)
+    assert not found, "\n".join(found)
+
+
+def test_an_unnamed_module_is_found(tmp_path: Path) -> None:
+    package = _fake_package(
+        tmp_path,
+        {
+            "kube/__init__.py": '"""Quantities (``quantity``). May import: values."""\n',
+            "kube/quantity.py": "",
+            "kube/merge.py": "",
+        },
+    )
+    assert unnamed_modules(package) == ["kube/merge.py is not named in kube/__init__.py"]

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from trainjob_resources.cli import fan_out, main
 from trainjob_resources.krm import resource_list as krm
+from trainjob_resources.krm.item import document_of
 from trainjob_resources.process import process
 from trainjob_resources.yamltext import layout
 from trainjob_resources.yamltext import yamlnodes as yn
@@ -79,7 +80,7 @@ def _checked_first(data: bytes, by_items: bool = True) -> krm.ResourceList:
         shape = layout.split(yn.decode(data))
         if shape is not None and any(
             krm._lazy_hint(chunk.text, shape.dash) is not None
-            and not yn.well_formed(krm._document_of(chunk.text, shape.dash))
+            and not yn.well_formed(document_of(chunk.text, shape.dash))
             for chunk in shape.chunks
         ):
             by_items = False

@@ -1083,7 +1083,7 @@ def test_kustomize_dies_with_render_even_on_sigkill(repo: Path, tmp_path: Path) 
 
 
 def test_the_private_copy_is_never_made_inside_the_repository(repo: Path) -> None:
-    from trainjob_resources.repo import kustomize
+    from trainjob_resources.repo import sandbox
     from trainjob_resources.repo.sources import RenderError, Root
 
     kustomization(repo / "app", "")
@@ -1091,14 +1091,14 @@ def test_the_private_copy_is_never_made_inside_the_repository(repo: Path) -> Non
     inside.mkdir()
     out = render(repo / "app", env={"TMPDIR": str(inside)})
     assert out.code == 0 and not list(inside.iterdir()), out
-    original = kustomize.temp_candidates
+    original = sandbox.temp_candidates
     try:
-        kustomize.temp_candidates = lambda: [str(inside), "/nonexistent-tmp"]  # type: ignore[assignment]
+        sandbox.temp_candidates = lambda: [str(inside), "/nonexistent-tmp"]  # type: ignore[assignment]
         refused = pytest.raises(RenderError, match="no temporary folder outside the repository is writable")
-        with refused, kustomize._work_dir(Root(str(repo.resolve()), "repo")):
+        with refused, sandbox._work_dir(Root(str(repo.resolve()), "repo")):
             pass
     finally:
-        kustomize.temp_candidates = original  # type: ignore[assignment]
+        sandbox.temp_candidates = original  # type: ignore[assignment]
 
 
 def test_kustomize_has_no_network_where_the_kernel_gives_it_a_namespace(repo: Path, tmp_path: Path) -> None:

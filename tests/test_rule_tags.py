@@ -8,6 +8,7 @@ import pickle
 
 from trainjob_resources.checks.provenance import RESOURCES, RUNTIME_REF
 from trainjob_resources.checks.rules.registry import RULES
+from trainjob_resources.checks.rules.stages import POLICY
 from trainjob_resources.krm.resource_list import Result
 
 from tests.goldens import TESTDATA, results_of, run_function
@@ -59,3 +60,52 @@ def test_a_runtimes_refused_resources_are_the_index_stages_and_its_trainjobs_the
         ("ClusterTrainingRuntime", "error", {"rule": "runtime-resources"}),
         ("TrainJob", "error", {"rule": "runtime-ref"}),
     ]
+
+
+def test_each_policy_finding_names_its_policy() -> None:
+    from tests.test_policy import job, limit_range, runtime, typed
+
+    unreadable = limit_range({"type": "Container", "max": {"memory": "lots"}}, name="broken")
+    capped = limit_range({"type": "Container", "max": {"memory": "48Gi"}})
+    rendered = render([runtime(), job(), unreadable, capped], typed(maxPerRole={"sidecar": {"memory": "32Gi"}}))
+    found = [(r["severity"], r["tags"]["rule"], r["message"].split(" ")[0]) for r in rendered.results]
+    assert found == [
+        ("warning", "policy-pods", "LimitRange"),  # team-a/broken cannot be read
+        ("error", "limit-range", "LimitRange"),
+        ("error", "max-per-role", "requests.memory"),
+        ("error", "max-per-role", "limits.memory"),
+        ("info", "resource-summary", "requests"),
+    ]
+
+
+def test_platform_caps_are_reported_container_by_container() -> None:
+    """maxPerContainer and allowedResources are two rules of the ``pod-container`` scope: their
+    findings go container by container, as one loop over the containers made them."""
+    from tests.test_policy import config_map, job, runtime
+
+    config = config_map(maxPerContainer="memory=16Gi", allowedResources='["cpu", "memory"]')
+    sidecar = {"limits": {"memory": "64Gi", "example.com/fpga": 1}}
+    per_node = {"limits": {"memory": "32Gi", "nvidia.com/gpu": 4}}
+    rendered = render([runtime(), job(sidecar, per_node=per_node)], config)
+    found = [(r["tags"]["rule"], r["message"].split(" of replicated job")[0]) for r in rendered.results]
+    assert [rule for rule, _ in found if rule != "resource-summary"] == [
+        "max-per-container",
+        "allowed-resources",
+        "max-per-container",
+        "allowed-resources",
+    ], found
+
+
+POLICY_RULES = {rule.name for rule in RULES if POLICY in rule.stages}
+
+
+def test_pods_that_cannot_be_totalled_are_the_policy_pods_rules_one_finding() -> None:
+    from tests.test_policy import config_map, job, runtime
+
+    sidecar = {"limits": {"memory": "64Gi", "ephemeral-storage": "1e100010"}}
+    per_node = {"limits": {"ephemeral-storage": "1m", "nvidia.com/gpu": 64}}
+    for config, severity in ((None, "warning"), (config_map(maxPerContainer="nvidia.com/gpu=8"), "error")):
+        rendered = render([runtime(), job(sidecar, per_node=per_node)], config)
+        policy = [r for r in rendered.results if r.get("tags", {}).get("rule") in POLICY_RULES]
+        assert [(r["severity"], r["tags"]["rule"]) for r in policy] == [(severity, "policy-pods")], rendered.results
+        assert "cannot be totalled exactly" in policy[0]["message"]

@@ -13,6 +13,7 @@ import pytest
 from trainjob_resources.cli import render as render_cli
 from trainjob_resources.process import process
 from trainjob_resources.repo import inputs as render_inputs
+from trainjob_resources.repo.printing import printed
 from trainjob_resources.repo.textitems import DocumentItem
 
 from tests.examples import EXAMPLES
@@ -134,6 +135,6 @@ def test_only_the_runtime_keeps_its_tree(tmp_path: Path) -> None:
     # render's annotations out: kustomize prints none, a file keeps it, so that waits for printing.
     unwritten = {item.name for item in documents if item.printed() is None}
     assert unwritten == {"pytorch-distributed", "empty-annotations", "only-render-annotations"}
-    texts = list(render_inputs.printed(result, inputs, texts=True))
+    texts = list(printed(result, inputs, texts=True))
     assert sum(isinstance(text, str) for text in texts) == len(documents) - len(unwritten)
     assert not [item.name for item in documents if item._node is not None and not item.dirty], "printed, then dropped"

@@ -13,7 +13,7 @@ from pathlib import Path
 from trainjob_resources.checks import config as config_module
 from trainjob_resources.checks.config import FunctionConfig, parse_config
 from trainjob_resources.checks.options import CONFIG_API_VERSION, CONFIG_KIND, ROLES
-from trainjob_resources.checks.policy import ROLE_MEANING
+from trainjob_resources.checks.rules.max_per_role import ROLE_MEANING
 from trainjob_resources.cli import main
 from trainjob_resources.cli.usage import OPTION_EXAMPLES, usage
 

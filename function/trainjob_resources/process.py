@@ -41,7 +41,7 @@ from .checks.provenance import (
     restored_places,
 )
 from .checks.reporting import EMPTY_INPUT, Tally, reported
-from .checks.rules import registry
+from .checks.rules import policy_stage, registry
 from .checks.rules.framework import run, stops_at_error
 from .checks.rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
 from .checks.rules.runtime_ref import resolve
@@ -366,8 +366,6 @@ _PATCH_READS: Final = registry.reads(
 )
 _EFFECTIVE_RULES: Final = registry.of(EFFECTIVE)
 _EFFECTIVE_READS: Final = registry.reads(EFFECTIVE)
-_POLICY_RULES: Final = registry.of(POLICY)
-_POLICY_READS: Final = registry.reads(POLICY)
 _DERIVE_RULES: Final = registry.of(DERIVE)
 _REWRITE_RULES: Final = registry.of(REWRITE)
 
@@ -460,7 +458,7 @@ def _validate(context: TrainJobContext) -> tuple[Outcome, dict[ContainerKey, Eff
     found, effective = memo.remember(PATCHES, _PATCH_READS, context, lambda: _patches(context))
     outcome = Outcome(run(_TRAINJOB_RULES, context) + found)
     if not outcome.failed:
-        outcome.violations += memo.remember(POLICY, _POLICY_READS, context, lambda: run(_POLICY_RULES, context))
+        outcome.violations += memo.remember(POLICY, policy_stage.READS, context, lambda: policy_stage.findings(context))
     return outcome, effective
 
 

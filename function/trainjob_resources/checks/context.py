@@ -87,6 +87,7 @@ class TrainJobContext(MutableRecord):
         "overrides",
         "per_node",
         "plan",
+        "policy",
         "raw",
         "records_error",
         "rendered_before",
@@ -121,6 +122,7 @@ class TrainJobContext(MutableRecord):
         self.topology: Topology | None = None
         self.kind = config.derived_runtime_kind
         self.plan: Plan | None = None  # once materializing
+        self.policy: Any = None  # the pods the policy stage checks, once it runs (``rules/policy_pods.py``)
         # Once rewritten: the TrainJob as it is written out (None: as read), whether it points at a
         # derived runtime, and the quantities of resourcesPerNode written as stored (``rules/stored_quantities``).
         self.rewritten: MappingNode | None = None

@@ -105,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
 def _check(options: argparse.Namespace) -> int:
     from ..live import findings, gather, report
     from ..live.cluster import Cluster
-    from ..repo.inputs import PATH_KEY
+    from ..repo.collected import PATH_KEY
     from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP
     from ..values.keys import LOCAL_CONFIG
     from .check_copies import Drifted, drift_errors, hidden_errors, on_installed, views_on_installed

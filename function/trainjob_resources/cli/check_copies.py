@@ -26,7 +26,7 @@ class Drifted:
 
     def __init__(self, resource_list: ResourceList, platform: frozenset[int], live: Live) -> None:
         from ..live import findings
-        from ..repo.inputs import PATH_KEY
+        from ..repo.collected import PATH_KEY
         from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP
         from ..values.keys import LOCAL_CONFIG
 
@@ -59,7 +59,7 @@ def _replaced(
     runtime, which the platform supplies."""
     from ..krm.resource_list import Item, ResourceList
     from ..live.gather import as_copy
-    from ..repo.inputs import PATH_KEY
+    from ..repo.collected import PATH_KEY
     from ..values.keys import LOCAL_CONFIG
     from ..yamltext import yamlnodes as yn
 

@@ -267,8 +267,8 @@ def explain_item(
     from ..checks.bundle import path_of
     from ..checks.context import TrainJobContext
     from ..checks.memo import Memo
-    from ..checks.policy import assess
     from ..checks.provenance import ProvenanceError, restore
+    from ..checks.rules.policy_stage import assess
     from ..checks.rules.runtime_ref import resolve
     from ..kube.quantity import QuantityError
     from ..trainer.sites import container_sites
@@ -293,8 +293,8 @@ def explain_item(
     context.sites = list(container_sites(trainjob, raw))
     context.resolved(entry, resources_per_node(trainjob), topology(entry.model, trainjob, context.sites))
     try:
-        assessment = assess(context)
+        view, found = assess(context)
     except QuantityError:
         return None  # the function's warning says why
-    own: set[tuple[str, str, str | None]] = {(v.message, v.severity, v.path or None) for v in assessment.violations}
-    return assessment.view, own
+    own: set[tuple[str, str, str | None]] = {(v.message, v.severity, v.path or None) for v in found}
+    return view, own

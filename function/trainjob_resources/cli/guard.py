@@ -22,7 +22,7 @@ def guarded(
     cluster) said as ``PROG: error: `` and ``describe(error)``, with its status, a signal as ``stopped by signal N``
     (128 + N), and anything else as an internal error of ours (1), never a traceback unless
     TRAINJOB_RESOURCES_DEBUG is set."""
-    from ..repo.kustomize import Interrupted
+    from ..repo.sandbox import Interrupted
 
     try:
         return call()

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from yaml.nodes import Node
 
     from ..krm.resource_list import ResourceList
-    from ..repo.inputs import Inputs
+    from ..repo.collected import Inputs
 
 __all__ = ["RenderError", "add_input_options", "env_name", "load_for"]
 
@@ -188,7 +188,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _render(options: argparse.Namespace) -> int:
     from ..process import process
-    from ..repo.inputs import printed
+    from ..repo.printing import printed
 
     environ = os.environ
     resource_list, inputs = load_for(options, environ)

@@ -1,9 +1,9 @@
 """A tenant's manifests read into one ResourceList, as ``render`` and ``explain`` read them.
 
-Files, folders (kustomizations built by ``kustomize``), stdin and ``--runtimes``; each object
-annotated with its file, so that messages name it; this function's configs found among them or
-in the kustomizations and combined with the platform's ``--config`` and ``ARGOCD_ENV_*``; and the
-objects to print once the function has run, without the annotations reading added.
+Files, folders (kustomizations built by ``sandbox``), stdin and ``--runtimes``; each object
+annotated with its file, so that messages name it (``collected``); this function's configs found
+among them or in the kustomizations, combined with the platform's ``--config`` and
+``ARGOCD_ENV_*`` (``configs``); the objects to print are ``printing``'s.
 """
 
 from __future__ import annotations
@@ -11,69 +11,26 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from ..trainer.api import NAMESPACED_RUNTIME_KIND
-from ..values.keys import INDEX_ANNOTATIONS, LOCAL_CONFIG, PATH_ANNOTATIONS
+from ..values.keys import LOCAL_CONFIG
 from ..values.records import Record
 from ..yamltext.documents import split_documents
-from .sources import RenderError, shown
+from .collected import INDEX_KEY, PATH_KEY, STDIN_LABEL, Inputs, object_key
+from .configs import effective_config, platform_config, take_configs
+from .sources import RenderError, decode_text, shown
 
 if TYPE_CHECKING:
     from yaml.nodes import Node
 
-    from ..checks.config import Layer
     from ..krm.resource_list import Item, ResourceList
     from .kustomize import BuildPlan
-    from .sources import Reader, Root
+    from .sources import Root
 
-PATH_KEY = PATH_ANNOTATIONS[0]
-INDEX_KEY = INDEX_ANNOTATIONS[0]
-STDIN_LABEL = "<stdin>"
 DEFAULTED_KINDS = {("trainer.kubeflow.org", "TrainJob"), ("trainer.kubeflow.org", "TrainingRuntime")}
 DEFAULTED_KINDS |= {("", "LimitRange"), ("", "ResourceQuota")}
-
-
-@dataclass
-class Inputs:
-    reader: Reader = field(default_factory=lambda: _reader())
-    items: list[Item] = field(default_factory=list)
-    # This function's configs found in the inputs or the kustomizations, with where each was found.
-    configs: list[tuple[Node, str]] = field(default_factory=list)
-    unconfigured: list[str] = field(default_factory=list)  # kustomizations that list no config of ours
-    # Objects that had no annotations (or no metadata) before the path annotations were added,
-    # held by id; holding the nodes keeps their ids from being reused by nodes made later.
-    created_annotations: dict[int, Node] = field(default_factory=dict)
-    created_metadata: dict[int, Node] = field(default_factory=dict)
-    # Objects of a kustomize build (apiVersion, kind, namespace, name): kustomize never prints an empty
-    # annotations map, so one left empty by taking render's annotations out goes (the function may
-    # have copied the node, so its id is no guide).
-    built: set[tuple[str, str, str, str]] = field(default_factory=set)
-    # The runtimes read from --runtimes: the platform's, not the repository's (process(platform=)).
-    platform: list[Item] = field(default_factory=list)
-    skip: set[str] = field(default_factory=set)  # real paths never read as inputs (the --config file)
-    # While the inputs are read: the real paths given to --runtimes (-> as given), left to the platform.
-    platform_paths: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def platform_ids(self) -> frozenset[int]:
-        return frozenset(id(item) for item in self.platform)
-
-    @property
-    def errors(self) -> list[str]:
-        return self.reader.errors
-
-    @property
-    def notes(self) -> list[str]:
-        return self.reader.notes
-
-
-def _reader() -> Reader:
-    from .sources import Reader
-
-    return Reader()
 
 
 class ReadRequest(Record):
@@ -111,7 +68,7 @@ def load(request: ReadRequest, environ: Mapping[str, str] | None = None) -> tupl
     inputs.reader.time_limit = timeout
     inputs.reader.deadline = time.monotonic() + timeout  # one limit for all the render's kustomize builds
     default_root = _default_root(request.root, environ)
-    platform = _platform_config(config, inputs.reader)
+    platform = platform_config(config, inputs.reader)
     if config:
         inputs.skip.add(os.path.realpath(config))
     inputs.platform_paths = {os.path.realpath(raw): raw for raw in request.runtimes if raw != "-"}
@@ -121,10 +78,10 @@ def load(request: ReadRequest, environ: Mapping[str, str] | None = None) -> tupl
     inputs.platform_paths = {}
     if request.runtimes:
         _read_runtimes(request.runtimes, inputs, default_root, timeout)
-    _take_configs(inputs)
+    take_configs(inputs)
     config_item = None
     if not inputs.errors:
-        config_item = _effective_config(platform, inputs, environ)
+        config_item = effective_config(platform, inputs, environ)
     if namespace and not inputs.errors:
         _default_namespace(inputs.items, namespace)
     return krm.ResourceList(items=inputs.items, function_config=config_item), inputs
@@ -197,7 +154,7 @@ def _read_path_or_fail(raw: str, inputs: Inputs, default_root: Root, timeout: fl
     if raw == "-":
         data = sys.stdin.buffer.read(reader.budget.bytes_left + 1)
         reader.budget.take_bytes(len(data), STDIN_LABEL)
-        _read_text(_decode(data, STDIN_LABEL), STDIN_LABEL, inputs)
+        _read_text(decode_text(data, STDIN_LABEL), STDIN_LABEL, inputs)
         return
     if not os.path.lexists(raw):
         raise RenderError(f"{shown(raw)}: no such file or folder")
@@ -217,7 +174,7 @@ def _read_path_or_fail(raw: str, inputs: Inputs, default_root: Root, timeout: fl
 def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, timeout: float) -> None:
     """A folder: first walked whole (each real folder and file once, every size from stat, the sum
     checked against the budget), then read in name order, kustomizations built where found."""
-    from . import kustomize
+    from . import kustomize, relabel, sandbox
 
     tasks: list[tuple[str, str, int | None]] = []
     _walk(real_dir, label, root, inputs, tasks, 0)
@@ -226,17 +183,17 @@ def _read_dir(real_dir: str, label: str, root: Root, inputs: Inputs, timeout: fl
         if size is not None:
             data = inputs.reader.read_bytes(real, entry_label, reserved=size)
             if data is not None:
-                _read_text(_decode(data, entry_label), shown(entry_label), inputs)
+                _read_text(decode_text(data, entry_label), shown(entry_label), inputs)
             continue
         plan = kustomize.plan(real, entry_label, root, inputs.reader)
-        text = kustomize.build(plan, inputs.reader, timeout)
+        text = sandbox.build(plan, inputs.reader, timeout)
         inputs.configs.extend((found.node, found.label) for found in plan.configs)
         if not plan.configs:
             inputs.unconfigured.append(entry_label)
         start = len(inputs.items)
         _read_text(text, shown(entry_label), inputs, built=True)
-        inputs.errors.extend(kustomize.restore(inputs.items[start:], plan.marks, entry_label))
-        inputs.built.update(_key(item) for item in inputs.items[start:])
+        inputs.errors.extend(relabel.restore(inputs.items[start:], plan.marks, entry_label))
+        inputs.built.update(object_key(item) for item in inputs.items[start:])
         _name_origins(inputs, start, entry_label, plan)
 
 
@@ -294,7 +251,7 @@ def _source_lines(
         documents[real] = []
         try:
             data = inputs.reader.read_bytes(real, real)
-            for first_line, chunk in split_documents(_decode(data, real)) if data is not None else ():
+            for first_line, chunk in split_documents(decode_text(data, real)) if data is not None else ():
                 node = yn.compose(chunk)
                 if node is not None and not yn.is_null(node):
                     documents[real].append((first_line, node))
@@ -347,7 +304,7 @@ def _walk(
 def _read_file(real: str, label: str, inputs: Inputs) -> None:
     data = inputs.reader.read_bytes(real, label)
     if data is not None:
-        _read_text(_decode(data, label), shown(label), inputs)
+        _read_text(decode_text(data, label), shown(label), inputs)
 
 
 def _read_runtimes(paths: Sequence[str], inputs: Inputs, default_root: Root, timeout: float) -> None:
@@ -433,17 +390,8 @@ def _shown_value(value: Any) -> str:
     return shown(text if len(text) <= 120 else text[:117] + "...")
 
 
-def _decode(data: bytes, label: str) -> str:
-    from ..yamltext.yamlnodes import YamlInputError, decode
-
-    try:
-        return decode(data)
-    except YamlInputError as err:
-        raise RenderError(f"{shown(label)}: {err}") from None
-
-
 def _read_text(text: str, label: str, inputs: Inputs, built: bool = False) -> None:
-    """``built``: kustomize's output (render's marks in it: ``kustomize.restore`` checks and takes them)."""
+    """``built``: kustomize's output (render's marks in it: ``relabel.restore`` checks and takes them)."""
     from yaml.nodes import MappingNode
 
     from ..krm.resource_list import Item
@@ -590,155 +538,3 @@ def _default_namespace(items: Sequence[Item], namespace: str) -> None:
             at = keys.index("name") + 1 if "name" in keys else 0
             metadata.value.insert(at, (yn.str_node("namespace"), yn.str_node(namespace)))
             item.touched()
-
-
-def _platform_config(path: str | None, reader: Reader) -> Layer | None:
-    """``--config FILE``: the platform's options, a floor for the repository's and ARGOCD_ENV_*'s."""
-    from yaml.nodes import MappingNode
-
-    from ..checks.config import LayerError, layer_from_object
-    from ..checks.options import CONFIG_KIND
-    from ..yamltext import yamlnodes as yn
-    from .sources import Root
-
-    if path is None:
-        return None
-    if not os.path.isfile(path):
-        raise RenderError(f"--config {shown(path)}: no such file")
-    real = reader.resolve(path, path, Root(os.path.realpath(path), path))
-    try:
-        data = reader.read_bytes(real, path)
-    except OSError as err:
-        raise RenderError(f"--config {shown(path)}: cannot read: {err.strerror or err}") from None
-    text = _decode(data or b"", path)
-    try:
-        documents = [n for _, chunk in split_documents(text) if not yn.is_null(n := yn.compose(chunk))]
-    except yn.YamlInputError as err:
-        raise RenderError(f"--config {shown(path)}: {err}") from None
-    if len(documents) != 1 or not isinstance(documents[0], MappingNode):
-        raise RenderError(f"--config {shown(path)}: expected one object (a v1 ConfigMap or a {CONFIG_KIND})")
-    merged = yn.merge_key_path(documents[0])
-    if merged is not None:
-        raise RenderError(f"--config {shown(path)}: a YAML merge key (<<) at {merged}: write the fields out")
-    try:
-        return layer_from_object(yn.to_python(documents[0]), shown(path), platform=True)
-    except LayerError as err:
-        raise RenderError("\n".join(err.messages)) from None
-
-
-def _take_configs(inputs: Inputs) -> None:
-    """This function's configs among the inputs: taken out (used as the functionConfig, never printed)."""
-    from ..checks.options import CONFIG_KIND
-    from .kustomize import is_our_config
-
-    kept: list[Item] = []
-    for item in inputs.items:
-        candidate = item.kind in (CONFIG_KIND, "ConfigMap")
-        if candidate and is_our_config(item.node):
-            index = item.annotation(INDEX_KEY)
-            where = item.annotation(PATH_KEY) or STDIN_LABEL
-            where = f"{where}#{index}" if index not in (None, "0") else where
-            inputs.configs.append((item.node, where))
-        else:
-            if candidate and not item.dirty:
-                item.settle()  # a ConfigMap's tree, composed to look at, goes again (textitems)
-            kept.append(item)
-    inputs.items[:] = kept
-
-
-def _effective_config(platform: Layer | None, inputs: Inputs, environ: Mapping[str, str] | None) -> Item | None:
-    """The functionConfig: the platform's options, then the repository's config, then ARGOCD_ENV_*;
-    the later two may only tighten the platform's policy. None when nothing sets an option."""
-    from ..checks.config import LayerError, combine, layer_from_env, layer_from_object, to_object
-    from ..krm.resource_list import Item
-    from ..yamltext import yamlnodes as yn
-
-    layers: list[Layer] = [platform] if platform is not None else []
-    for node, label in inputs.configs:
-        _strip_internal(node)
-        merged = yn.merge_key_path(node)
-        if merged is not None:
-            inputs.errors.append(f"error: {label}: a YAML merge key (<<) at {merged} in trainjob-resources' config")
-            return None
-    options = [_options_of(node) for node, _ in inputs.configs]
-    if len(inputs.configs) > 1 and all(o == options[0] for o in options):
-        inputs.configs[1:] = []  # the same options in several places (a base's and an overlay's): applied once
-    if len(inputs.configs) > 1:
-        found = ", ".join(label for _, label in inputs.configs)
-        inputs.errors.append(
-            f"error: {len(inputs.configs)} trainjob-resources configs with different options found ({found}); "
-            "render applies the function once: keep one"
-        )
-        return None
-    try:
-        for node, label in inputs.configs:
-            layers.append(layer_from_object(yn.to_python(node), label))
-        env_layer = layer_from_env(environ) if environ is not None else None
-        if env_layer is not None:
-            layers.append(env_layer)
-        if not layers:
-            for label in inputs.unconfigured:
-                inputs.notes.append(
-                    f"note: {shown(label)}: its kustomization lists no trainjob-resources config (transformers:, "
-                    "generators:, validators:); the function runs with the default options"
-                )
-            return None
-        config = combine(layers)
-    except LayerError as err:
-        inputs.errors.extend(f"error: {message}" for message in err.messages)
-        return None
-    item = Item(yn.from_python(to_object(config)))
-    sources = dict.fromkeys(source for layer in layers for source in layer.sources.values())
-    item.set_annotation(PATH_KEY, " + ".join(sources) or "functionConfig")
-    return item
-
-
-def _options_of(node: Node) -> object:
-    from ..yamltext import yamlnodes as yn
-
-    options = yn.get(node, "spec") or yn.get(node, "data")
-    return yn.to_python(options) if options is not None else None
-
-
-def _strip_internal(node: Node) -> None:
-    from yaml.nodes import MappingNode
-
-    from ..yamltext import yamlnodes as yn
-
-    annotations = yn.get_path(node, "metadata", "annotations")
-    if isinstance(annotations, MappingNode):
-        yn.delete_key(annotations, PATH_KEY)
-        yn.delete_key(annotations, INDEX_KEY)
-
-
-def printed(result: ResourceList, inputs: Inputs, *, texts: bool = False) -> Iterator[Node | str]:
-    """The objects to print, without the annotations reading added; local-config ones left out.
-    One at a time: a node yielded may be dropped once the next is asked for; with ``texts``, an
-    object read from its document's text may come as its serialization instead (textitems)."""
-    from yaml.nodes import MappingNode
-
-    from .textitems import DocumentItem, strip
-
-    for item in result.items:
-        if item.annotation(LOCAL_CONFIG) == "true":
-            continue
-        document = item if isinstance(item, DocumentItem) else None
-        shown = document.printed() if document is not None and texts else None
-        if shown is not None:
-            yield shown
-            continue
-        node = item.node
-        assert isinstance(node, MappingNode)
-        created_annotations = id(node) in inputs.created_annotations
-        created_metadata = id(node) in inputs.created_metadata
-        if document is not None and not document.replaced:
-            created_annotations |= document.created_annotations
-            created_metadata |= document.created_metadata
-        strip(node, created_annotations, created_metadata, built=_key(item) in inputs.built)
-        yield node
-        if document is not None:
-            document.drop()
-
-
-def _key(item: Item) -> tuple[str, str, str, str]:
-    return (item.api_version, item.kind, item.namespace, item.name)

@@ -228,3 +228,12 @@ def root_for(path: str, default_root: Root | None) -> Root:
     if default_root is not None and default_root.contains(os.path.realpath(os.path.dirname(absolute))):
         return default_root
     return Root(os.path.realpath(absolute), path)
+
+
+def decode_text(data: bytes, label: str) -> str:
+    from ..yamltext.yamlnodes import YamlInputError, decode
+
+    try:
+        return decode(data)
+    except YamlInputError as err:
+        raise RenderError(f"{shown(label)}: {err}") from None

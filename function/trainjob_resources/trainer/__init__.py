@@ -2,7 +2,8 @@
 ``runtime_models``), a runtime's jobs and containers (``runtime_view``), which job is the trainer
 and how many pods each has (``topology``), where a patch lands (``sites``), the resources a
 container ends up with (``effective``) and a move of a trainer container's resources to
-``resourcesPerNode`` (``per_node``). Each model cites the kubeflow/trainer file it follows; what
+``resourcesPerNode`` (``per_node``); a TrainJob read without pydantic (``trainjob_view``) and the
+releases the function supports (``releases``). Each model cites the kubeflow/trainer file it follows; what
 Trainer refuses is said by the rules (``checks/rules/``).
 
 May import: ``values``, ``yamltext``, ``kube``.

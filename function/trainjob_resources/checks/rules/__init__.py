@@ -8,5 +8,10 @@ stage's findings under the key of what its rules declare they read, and each fin
 (the result's ``tags: {rule: ...}``). Adding a rule: a module here, one line in ``registry.RULES``,
 a golden case (docs/rules.md, written from the registry).
 
+Besides the rule modules: the framework (``framework``), the stages (``stages``), the reads
+(``reads``), the registry (``registry``), and the policy stage's shared parts: the namespace's
+LimitRanges and ResourceQuotas read (``namespace_objects``), where a pod's value came from
+(``policy_math``) and the stage as a whole (``policy_stage``).
+
 May import: ``values``, ``yamltext``, ``krm``, ``kube``, ``trainer`` and the rest of ``checks``.
 """

@@ -19,8 +19,10 @@ if TYPE_CHECKING:
 
 # What a rule is applied to: the TrainJob once, each patched replicated job (``JobPatchSite``), each
 # ContainerPatch (``ContainerSite``), or each container's effective resources (``Effective``); in
-# the index stage, each runtime of the bundle (``RuntimeEntry``).
-Scope = Literal["trainjob", "job-site", "container-site", "effective", "runtime"]
+# the index stage, each runtime of the bundle (``RuntimeEntry``); in the policy stage, each container
+# of the pods the policy sees (``pod-container``: a replicated job and its container, from
+# ``rules/policy_pods.py``, whose rule runs first).
+Scope = Literal["trainjob", "job-site", "container-site", "effective", "runtime", "pod-container"]
 
 R = TypeVar("R")
 
@@ -111,6 +113,9 @@ def subjects(scope: Scope, context: TrainJobContext) -> Sequence[Any]:
         return context.job_sites
     if scope == "container-site":
         return context.sites
+    if scope == "pod-container":
+        assert context.policy is not None, "a pod-container rule runs after rules/policy_pods.py"
+        return context.policy.containers  # type: ignore[no-any-return]
     return [context]
 
 

@@ -153,3 +153,28 @@ def test_the_installed_render_refuses_a_tenant_hook_and_keeps_the_platform_s_key
     (derived,) = [d for d in yaml.safe_load_all(done.stdout) if d and d["kind"] == "TrainingRuntime"]
     assert derived["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
     assert derived["metadata"]["labels"]["team"] == "ml"
+
+
+def test_without_the_platform_s_config_the_repository_s_metadata_is_the_user_s() -> None:
+    """No ``--config``: no platform layer, so every option is the user's (docs/hardening.md, trust model),
+    metadata included: a repository that derives ClusterTrainingRuntimes may keep them from Argo CD's prune
+    (scenario sdk-trainjob-on-derived)."""
+    repository = Layer(
+        parse_config(
+            {
+                "apiVersion": "fn.trainjob-resources.io/v1alpha1",
+                "kind": "TrainJobResources",
+                "metadata": {"name": "repo"},
+                "spec": {
+                    "derivedRuntimeKind": "ClusterTrainingRuntime",
+                    "derivedRuntimeMetadata": {"annotations": {"argocd.argoproj.io/sync-options": "Prune=false"}},
+                },
+            }
+        ),
+        {
+            "derivedRuntimeMetadata": "base/trainjob-resources.yaml",
+            "derivedRuntimeKind": "base/trainjob-resources.yaml",
+        },
+    )
+    combined = combine([repository])
+    assert combined.derived_runtime_metadata["annotations"] == {"argocd.argoproj.io/sync-options": "Prune=false"}

@@ -10,7 +10,6 @@ runtime or an override did.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node, SequenceNode
@@ -60,21 +59,9 @@ class PatchRecord(Record):
         }
 
 
-def _compact_json(sort_keys: bool) -> Callable[[Any], str]:
-    """``json.dumps(value, sort_keys=..., separators=(",", ":"), ensure_ascii=False)``, its C encoder
-    made once: ``JSONEncoder.encode`` makes one, a float formatter and a table of the containers it
-    is in on every call. Without that table a cycle would raise RecursionError, not ValueError; the
-    values here are read from YAML, where a recursive alias is refused (yamlnodes), or built anew."""
-    encoder = json.JSONEncoder(sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False)
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # an interpreter without the C accelerator
-        return encoder.encode
-    once = make(None, encoder.default, json.encoder.encode_basestring, None, ":", ",", sort_keys, False, True)
-    return lambda value: "".join(once(value, 0))
-
-
-_CANONICAL = _compact_json(sort_keys=True)
-_IN_ORDER = _compact_json(sort_keys=False)
+# ``json.dumps(value, sort_keys=..., separators=(",", ":"), ensure_ascii=False)``, each encoder made once.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+_IN_ORDER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def dump(value: Any) -> str:

@@ -662,7 +662,7 @@ def _compose_item(source: str, line: int, dash: int, lazy: bool = False) -> tupl
         raise yn.YamlInputError(str(err).rsplit(" (line", 1)[0], err.line + line, err.column) from None
     if node is None:
         raise NotSplittable
-    return node, textedit.remember_value(node, document)
+    return node, textedit.remember_value(node)
 
 
 def write(resource_list: ResourceList) -> bytes:

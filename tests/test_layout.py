@@ -3,7 +3,6 @@ items it does not change come back as their exact text."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -114,17 +113,9 @@ def test_a_control_character_in_the_comments_before_the_first_item_is_an_error()
     assert b"control characters are not allowed" in out
 
 
-# The line-start searches layout.py runs on the whole input, against the ``^`` patterns they stand for.
+# Texts of lines for the searches layout.py runs on the whole input.
 _TOKENS = ["items:", "items: # c", "\n", " ", "  ", "#", "---", "...", "-", "- a", "a", ":"]
 _LINE_TEXT = st.lists(st.sampled_from(_TOKENS), max_size=20).map("".join)
-_BODIES = [layout._DOCUMENT_MARKER, r" {0,1}[^ \n#]| {2}(?:[^ \n#-]|-[^ \n])", r" {0}(?:[^ \n#-]|-[^ \n])"]
-
-
-@given(text=_LINE_TEXT, pos=st.integers(0, 60), end=st.integers(0, 60), body=st.sampled_from(_BODIES))
-def test_line_searches_find_what_the_multiline_patterns_find(text: str, pos: int, end: int, body: str) -> None:
-    pos, end = min(pos, len(text)), min(max(end, pos), len(text))
-    reference = re.compile(f"^(?:{body})", re.MULTILINE).search(text, pos, end)
-    assert layout._LinePattern(body).search(text, pos, end) == (None if reference is None else reference.start())
 
 
 @given(text=_LINE_TEXT)

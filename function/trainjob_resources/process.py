@@ -553,8 +553,6 @@ def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Eff
     if request is not None:
         _, scope, derived_name = request.identity
         target = Item(work)  # edits of its own: the TrainJob's item stays as read if it fails after all
-        if work is item.node:
-            target.read_like(item)
         point_at(target, kind, scope, derived_name, context.raw["spec"]["runtimeRef"], removed)
         outcome.derive = request
         where = f"{scope}/" if scope else ""

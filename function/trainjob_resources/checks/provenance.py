@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Callable
 from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node, SequenceNode
@@ -93,21 +92,9 @@ def restored_places(records: list[PatchRecord], dropped: list[int]) -> list[Patc
     return [r if r.entry is None else r.dropped_at(r.entry - bisect.bisect_left(gone, r.entry)) for r in kept]
 
 
-def _compact_json(sort_keys: bool) -> Callable[[Any], str]:
-    """``json.dumps(value, sort_keys=..., separators=(",", ":"), ensure_ascii=False)``, its C encoder
-    made once: ``JSONEncoder.encode`` makes one, a float formatter and a table of the containers it
-    is in on every call. Without that table a cycle would raise RecursionError, not ValueError; the
-    values here are read from YAML, where a recursive alias is refused (yamlnodes), or built anew."""
-    encoder = json.JSONEncoder(sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False)
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # an interpreter without the C accelerator
-        return encoder.encode
-    once = make(None, encoder.default, json.encoder.encode_basestring, None, ":", ",", sort_keys, False, True)
-    return lambda value: "".join(once(value, 0))
-
-
-_CANONICAL = _compact_json(sort_keys=True)
-_IN_ORDER = _compact_json(sort_keys=False)
+# ``json.dumps(value, sort_keys=..., separators=(",", ":"), ensure_ascii=False)``, each encoder made once.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+_IN_ORDER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def dump(value: Any) -> str:

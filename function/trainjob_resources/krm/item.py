@@ -185,13 +185,6 @@ class Item:
     def annotations(self) -> dict[str, str]:
         return dict(self._fields()[4])
 
-    def read_like(self, other: Item) -> None:
-        """Start from what ``other``, whose tree this item holds, read of its metadata."""
-        assert other._node is self._node
-        if other._meta is not None:
-            api_version, kind, name, namespace, annotations = other._meta
-            self._meta = (api_version, kind, name, namespace, dict(annotations))
-
     def set_annotation(self, key: str, value: str) -> None:
         assert isinstance(self.node, MappingNode)
         metadata = yn.ensure_map(self.node, "metadata")
@@ -329,4 +322,4 @@ def compose_item(source: str, line: int, dash: int, lazy: bool = False) -> tuple
         raise yn.YamlInputError(str(err).rsplit(" (line", 1)[0], err.line + line, err.column) from None
     if node is None:
         raise NotSplittable
-    return node, textedit.remember_value(node, document)
+    return node, textedit.remember_value(node)

@@ -205,10 +205,7 @@ def _flat_strings(row: dict[str, Any]) -> list[str] | None:
             found.append(key)
             if isinstance(child, dict) and child:
                 stack.append(child)
-            elif isinstance(child, str) and (
-                # ASCII text has only two of the line breaks, and ``in`` finds them faster than a regex
-                ("\n" not in child and "\r" not in child) if child.isascii() else not _LINE_BREAKS.search(child)
-            ):
+            elif isinstance(child, str) and not _LINE_BREAKS.search(child):
                 found.append(child)
             elif type(child) is not int:
                 return None

@@ -20,8 +20,6 @@ MAX_SHOWN = 300  # characters of one user value in a message (names, paths, quan
 def printable(text: object) -> str:
     """``text`` with every control, bidi and zero-width character written as an escape."""
     value = str(text)
-    if value.isascii() and value.isprintable():  # the common case, without the regex: none of _UNSAFE is
-        return value
     return _UNSAFE.sub(_escape, value) if _UNSAFE.search(value) else value
 
 

@@ -20,28 +20,7 @@ _FIRST_CONTENT = re.compile(r"^( *)(\S)", re.MULTILINE)
 _DOCUMENT_MARKER = r"(?:---|\.\.\.)(?:[ \n]|$)"
 
 
-class _LinePattern:
-    """A pattern that must match at a line start, as ``^body`` with ``re.MULTILINE`` (``search``
-    gives where that pattern's search finds it), found in a fraction of the time: a pattern led by
-    ``\n`` is searched for its newline first, where ``^`` is tried at every character of a
-    megabyte-sized input."""
-
-    __slots__ = ("_after", "_at")
-
-    def __init__(self, body: str) -> None:
-        self._at = re.compile(f"(?:{body})", re.MULTILINE)
-        self._after = re.compile(f"\n(?:{body})", re.MULTILINE)
-
-    def search(self, text: str, pos: int = 0, endpos: int | None = None) -> int | None:
-        """Where the first match at or after ``pos`` starts (before ``endpos``), or None."""
-        end = len(text) if endpos is None else endpos
-        if (pos == 0 or text[pos - 1] == "\n") and self._at.match(text, pos, end):
-            return pos
-        found = self._after.search(text, pos, end)
-        return None if found is None else found.start() + 1
-
-
-_DOCUMENT_MARKERS = _LinePattern(_DOCUMENT_MARKER)
+_DOCUMENT_MARKERS = re.compile(f"^{_DOCUMENT_MARKER}", re.MULTILINE)
 
 
 class Chunk(Record):
@@ -148,8 +127,8 @@ def _region_end(text: str, at: int, dash: int) -> int:
     """Where the items' block ends: the first content line left of the dash, or at its column but
     not an item (a root key after ``items``)."""
     shallower = rf" {{0,{dash - 1}}}[^ \n#]|" if dash else ""
-    end = _LinePattern(rf"{shallower} {{{dash}}}(?:[^ \n#-]|-[^ \n])").search(text, at)
-    return len(text) if end is None else end
+    end = re.compile(rf"^(?:{shallower} {{{dash}}}(?:[^ \n#-]|-[^ \n]))", re.MULTILINE).search(text, at)
+    return len(text) if end is None else end.start()
 
 
 def _empty(text: str, key_start: int, start: int) -> Layout:

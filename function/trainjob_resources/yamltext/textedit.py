@@ -70,53 +70,10 @@ def remember(root: Node) -> None:
     setattr(root, _REPEATS, repeats)
 
 
-class _NotPlain(Exception):
-    """A key ``remember_value`` leaves to ``remember`` and ``yn.to_python``."""
-
-
-def remember_value(root: Node, text: str) -> Any:
-    """``remember(root)``, and ``yn.to_python(root)`` returned, in one walk where that gives the
-    same: ``text`` (what ``root`` was composed from) has no anchor, so no node is met twice, and
-    every key is a plain string, none repeated. Otherwise (an alias, a merge key, another key) the
-    two walk on their own."""
-    if "&" not in text and root.__class__ is not ScalarNode:
-        collections: list[CollectionNode] = []
-        try:
-            value = _remembered(root, collections)  # type: ignore[arg-type]
-        except _NotPlain:
-            pass
-        else:
-            setattr(root, _ALL, collections[1:])
-            setattr(root, _REPEATS, False)
-            return value
+def remember_value(root: Node) -> Any:
+    """``remember(root)``, then ``yn.to_python(root)``."""
     remember(root)
     return yn.to_python(root)
-
-
-def _remembered(node: CollectionNode, collections: list[CollectionNode]) -> Any:
-    children = node.value
-    setattr(node, _READ, list(children))
-    collections.append(node)
-    string = yn.STR_TAG
-    if node.__class__ is MappingNode:
-        mapping: dict[str, Any] = {}
-        for key, value in children:
-            if key.__class__ is not ScalarNode or key.tag != string:
-                raise _NotPlain
-            name = key.value
-            if name in mapping:
-                raise _NotPlain
-            if value.__class__ is ScalarNode:
-                mapping[name] = value.value if value.tag == string else yn.scalar_value(value)
-            else:
-                mapping[name] = _remembered(value, collections)
-        return mapping
-    return [
-        (value.value if value.tag == string else yn.scalar_value(value))
-        if value.__class__ is ScalarNode
-        else _remembered(value, collections)
-        for value in children
-    ]
 
 
 def may_repeat_a_key(root: Node) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Hashable
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -82,22 +82,11 @@ def _compare(a: str, b: str) -> int:
 _ORDER = functools.cmp_to_key(_compare)
 
 
-def _as_is(key: str) -> str:
-    return key
-
-
-def _order_of(keys: Iterable[str]) -> Callable[[str], Any]:
-    """The sort key that puts ``keys`` in go-yaml v2's order: the key itself (Python's string order)
-    where every key is ASCII letters only, which compare by code point with a prefix first, so no
-    comparison runs in Python."""
-    return _as_is if all(key.isascii() and key.isalpha() for key in keys) else _ORDER
-
-
 def _sorted_value(value: Any) -> Any:
     if type(value) is dict:
         # Through JSON every key is a string (kyaml's MarshalJSON writes a scalar key's text).
         pairs = {k if type(k) is str else yn.serialize(yn.from_python(k)).strip(): v for k, v in value.items()}
-        return {k: _sorted_value(pairs[k]) for k in sorted(pairs, key=_order_of(pairs))}
+        return {k: _sorted_value(pairs[k]) for k in sorted(pairs, key=_ORDER)}
     if type(value) is list:
         return [_sorted_value(entry) for entry in value]
     return value
@@ -132,8 +121,7 @@ def sort_keys(root: Node, deep: bool = True) -> None:
         node = stack.pop()
         if isinstance(node, MappingNode):
             keys = [yn.scalar(key) or "" for key, _ in node.value]
-            by = _order_of(keys)
-            order = sorted(range(len(keys)), key=lambda i: by(keys[i]))
+            order = sorted(range(len(keys)), key=lambda i: _ORDER(keys[i]))
             node.value[:] = [node.value[i] for i in order]
             if not deep:
                 return

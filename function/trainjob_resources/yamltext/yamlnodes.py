@@ -787,41 +787,6 @@ _representer = yaml.representer.SafeRepresenter(default_flow_style=False, sort_k
 def from_python(value: Any) -> Node:
     """A fresh node tree for a plain Python value, in block style; strings that would read as
     another type unquoted get double quotes (``cpu: "2"``), as kyaml writes them."""
-    plain = _strings_node(value, set())
-    if plain is not None:
-        return plain
-    return _represented(value)
-
-
-def _strings_node(value: Any, seen: set[int]) -> Node | None:
-    """The tree the representer makes for strings in dicts (string keys) and lists, built directly;
-    None for anything else, and for a dict or list met twice (the representer writes an alias)."""
-    kind = type(value)
-    if kind is str:
-        return text_node(value)
-    if kind is not dict and kind is not list:
-        return None
-    if id(value) in seen:
-        return None
-    seen.add(id(value))
-    if kind is list:
-        entries = []
-        for entry in value:
-            node = _strings_node(entry, seen)
-            if node is None:
-                return None
-            entries.append(node)
-        return SequenceNode(SEQ_TAG, entries, flow_style=False)
-    pairs = []
-    for key, entry in value.items():
-        node = _strings_node(entry, seen)
-        if type(key) is not str or node is None:
-            return None
-        pairs.append((text_node(key), node))
-    return MappingNode(MAP_TAG, pairs, flow_style=False)
-
-
-def _represented(value: Any) -> Node:
     _representer.represented_objects = {}
     node: Node = _representer.represent_data(value)
     stack = [node]
@@ -837,7 +802,7 @@ def _represented(value: Any) -> Node:
 
 def text_node(value: str) -> ScalarNode:
     """A string scalar, double-quoted only where plain text would read as another type (as
-    ``from_python`` writes it), built without the representer."""
+    ``from_python`` writes it)."""
     return ScalarNode(STR_TAG, value, style='"' if needs_quotes(value) else None)
 
 

@@ -199,7 +199,7 @@ MAX_LINES = 600
 LARGE_FOR_NOW = {
     "yamltext/yamlnodes.py": 1101,
     "checks/explain.py": 684,
-    "checks/config.py": 672,
+    "checks/config.py": 673,
     "checks/materialize.py": 616,
     "process.py": 601,
 }

@@ -458,8 +458,8 @@ def combine(layers: list[Layer]) -> FunctionConfig:
                     value = {s: {**floor.get(s, {}), **value.get(s, {})} for s in sorted({*floor, *value})}
             values[name] = value
     base = platform.config if platform is not None else FunctionConfig.model_construct()
-    if platform is not None:  # without the platform's config, every layer is the user's (the trust model)
-        problems += _tenant_metadata(layers, platform, values.get("derived_runtime_kind", base.derived_runtime_kind))
+    kind = values.get("derived_runtime_kind", base.derived_runtime_kind)
+    problems += _tenant_metadata(layers, platform, kind) if platform is not None else []  # else all is the user's
     if problems:
         raise LayerError(problems)
     return base.model_copy(update=values)

@@ -1,4 +1,5 @@
-"""The function's checks and products: its options (``config``, read by the pipeline as ``options``),
+"""The function's checks and products: its options (``config``, read by the pipeline as ``options``;
+the platform's and the tenant's layers combined by ``config_layers``),
 the bundle indexed and each runtimeRef resolved (``bundle``), one TrainJob as its rules see it
 (``context``), the rules every TrainJob is checked by (``rules/``: the namespace and platform policy
 among them), what one render computes once (``memo``), what a TrainJob really requests (``explain``,

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trainjob_resources.checks import explain, explain_bound
+from trainjob_resources.checks import explain_bound, explain_report
 from trainjob_resources.cli.explain import explain_views
 from trainjob_resources.krm.resource_list import Item, ResourceList
 from trainjob_resources.yamltext.yamlnodes import from_python
@@ -119,13 +119,13 @@ def test_against_counts_both_sides_together(tmp_path: Path) -> None:
 def test_exactly_the_trainjobs_that_fit_are_explained(containers: int, count: int, fits: int) -> None:
     documents = runtime(containers) + trainjobs(count)
     unbounded = explain_views(read_documents(documents), bound=explain_bound.ExplainBound(1 << 40))
-    entries = [len(explain.json_entry(view).encode()) + 1 for view in unbounded.shown]
+    entries = [len(explain_report.json_entry(view).encode()) + 1 for view in unbounded.shown]
     assert len(set(entries)) == 1, "TrainJobs of names of one length explain alike"
     limit = fits * entries[0] + entries[0] // 2
     views = explain_views(read_documents(documents), bound=explain_bound.ExplainBound(limit))
     assert [v.name for v in views.shown] == [f"tj-{i:03d}" for i in range(min(fits, count))]
-    text = explain.render_json(views.shown, views.left_out)
-    assert text == json.dumps(explain.to_json(views.shown, views.left_out), indent=2, ensure_ascii=False) + "\n"
+    text = explain_report.render_json(views.shown, views.left_out)
+    assert text == json.dumps(explain_report.to_json(views.shown, views.left_out), indent=2, ensure_ascii=False) + "\n"
     output = json.loads(text)
     assert len(json.dumps(output["trainJobs"], indent=2, ensure_ascii=False).encode()) <= limit + 8
     refused = [t["name"] for t in output.get("notExplained", [])]

@@ -44,7 +44,7 @@ from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.rules import policy_stage, registry
 from .checks.rules.framework import run, stops_at_error
 from .checks.rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
-from .checks.rules.runtime_ref import resolve
+from .checks.rules.runtime_ref import follows_rename, rename_ref, resolve
 from .checks.rules.stages import (
     DERIVE,
     EFFECTIVE,
@@ -64,7 +64,7 @@ from .trainer.effective import ContainerKey, Effective, effective_resources
 from .trainer.sites import container_sites, writes_resources
 from .trainer.topology import names_kept_for_order, topology
 from .trainer.trainjob_view import TrainJobView, parse_trainjob, resources_per_node
-from .values.keys import LOCAL_CONFIG, SYNC_WAVE
+from .values.keys import SYNC_WAVE
 from .values.records import MutableRecord, Record
 from .values.violations import Violation
 from .yamltext import textedit
@@ -434,21 +434,12 @@ def _resolve(context: TrainJobContext) -> list[Violation]:
     if entry is None or found:
         return found
     assert entry.model is not None  # runtime-ref refused it otherwise
-    if _follows_rename(context):
+    if follows_rename(context):
         if context.work is None:
             context.work = _copy(item.node)
-        context.raw = _rename_ref(context.work, context.raw, entry.item.name)
+        context.raw = rename_ref(context.work, context.raw, entry.item.name)
     context.resolved(entry, resources_per_node(trainjob), topology(entry.model, trainjob, context.sites))
     return []
-
-
-def _follows_rename(context: TrainJobContext) -> bool:
-    """Whether the ref takes the name kustomize gave its runtime. A local-config runtime is a reference
-    copy, never emitted: the cluster has it under the name the ref already says (kustomize's
-    previousNames), so the ref keeps that name."""
-    resolution = context.resolution
-    assert resolution is not None and resolution.entry is not None
-    return resolution.renamed and resolution.entry.item.annotation(LOCAL_CONFIG) != "true"
 
 
 def _validate(context: TrainJobContext) -> tuple[Outcome, dict[ContainerKey, Effective]]:
@@ -465,7 +456,7 @@ def _validate(context: TrainJobContext) -> tuple[Outcome, dict[ContainerKey, Eff
 def _pass_through(context: TrainJobContext, outcome: Outcome) -> None:
     """A TrainJob that derives nothing (native mode, or no resources in its patches): rewritten only
     to follow a kustomize rename, or to restore what an earlier render changed."""
-    if _follows_rename(context):
+    if follows_rename(context):
         name = context.runtime.item.name
         outcome.node = context.work
         outcome.changes.append(f"runtimeRef.name set to {name!r}, the runtime's name after kustomize")
@@ -564,16 +555,6 @@ def _materialize(context: TrainJobContext, all_effective: dict[ContainerKey, Eff
             "no runtime derived"
         )
     outcome.node = work
-
-
-def _rename_ref(work: MappingNode, raw: Any, name: str) -> Any:
-    """Point the TrainJob's runtimeRef at the name kustomize gave its runtime; ``raw`` with that
-    name (what provenance records as the ref written), leaving the item's own value alone."""
-    ref = yn.get_path(work, "spec", "runtimeRef")
-    assert isinstance(ref, MappingNode)
-    yn.set_key(ref, "name", yn.str_node(name))
-    spec = raw["spec"]
-    return {**raw, "spec": {**spec, "runtimeRef": {**spec["runtimeRef"], "name": name}}}
 
 
 def _copy(node: Node) -> MappingNode:

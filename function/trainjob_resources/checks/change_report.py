@@ -15,7 +15,8 @@ from typing import Any, Final
 from ..kube.podmath import Quantities, add
 from ..values.records import Record
 from ..values.text import bounded, code_span, json_text, markdown_name, markdown_text
-from .explain import UNBOUNDED, LeftOut, TrainJobPods, trainjob_json
+from .explain import UNBOUNDED, LeftOut, TrainJobPods
+from .explain_report import trainjob_json
 
 ADDED, REMOVED, CHANGED, UNCHANGED = "added", "removed", "changed", "unchanged"
 ARROW = " → "

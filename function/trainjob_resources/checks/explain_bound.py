@@ -2,7 +2,7 @@
 runtime of 1,000 containers and 200 TrainJobs that use it, 150 KB, explained as 118 MB of JSON in
 1.35 GB of memory), and explain runs in CI on a pull request's content.
 
-Each TrainJob's explanation counts as its JSON (``explain.json_entry``, the largest of the formats:
+Each TrainJob's explanation counts as its JSON (``explain_report.json_entry``, the largest of the formats:
 a table or markdown of the same TrainJob is smaller), counted as it is made; once the explanations of
 one run (``--against``: of both sides together) would pass ``MAX_EXPLAIN_BYTES``, no further TrainJob
 is explained, each is named as left out, and an error says why. So the output, and the memory, stay
@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Final
 
 from ..values.records import MutableRecord
-from .explain import TrainJobPods, json_entry
+from .explain import TrainJobPods
+from .explain_report import json_entry
 
 MAX_EXPLAIN_BYTES: Final = 32 * 1024 * 1024
 BOUND_REASON: Final = "its explanation would pass explain's output bound"

@@ -16,9 +16,9 @@ from typing import Any, Final
 RENDERERS: Final[dict[str, dict[str, str]]] = {
     "render": {"yaml": "cli.render:yaml_stream", "json": "cli.render:json_list"},
     "explain": {
-        "table": "checks.explain:render_table",
-        "json": "checks.explain:render_json",
-        "markdown": "checks.explain:render_markdown",
+        "table": "checks.explain_report:render_table",
+        "json": "checks.explain_report:render_json",
+        "markdown": "checks.explain_report:render_markdown",
     },
     "explain --against": {
         "table": "checks.change_report:render_table",

@@ -63,9 +63,9 @@ Exit status: 0 when rendered, 1 on any error or when there is nothing to print (
 
 def env_name(option: str) -> str:
     """``derivedRuntimeKind`` -> ``ARGOCD_ENV_DERIVED_RUNTIME_KIND``."""
-    from ..checks import config
+    from ..checks import config_layers
 
-    return config.env_name(option)
+    return config_layers.env_name(option)
 
 
 MAX_STDERR_LINES = 2000  # lines of notes, warnings and errors, before the closing lines

@@ -14,7 +14,7 @@ from .sources import RenderError, shown
 if TYPE_CHECKING:
     from yaml.nodes import Node
 
-    from ..checks.config import Layer
+    from ..checks.config_layers import Layer
     from ..krm.resource_list import Item
     from .sources import Reader
 
@@ -26,7 +26,7 @@ def platform_config(path: str | None, reader: Reader) -> Layer | None:
     """``--config FILE``: the platform's options, a floor for the repository's and ARGOCD_ENV_*'s."""
     from yaml.nodes import MappingNode
 
-    from ..checks.config import LayerError, layer_from_object
+    from ..checks.config_layers import LayerError, layer_from_object
     from ..checks.options import CONFIG_KIND
     from ..yamltext import yamlnodes as yn
     from .sources import Root
@@ -79,7 +79,8 @@ def take_configs(inputs: Inputs) -> None:
 def effective_config(platform: Layer | None, inputs: Inputs, environ: Mapping[str, str] | None) -> Item | None:
     """The functionConfig: the platform's options, then the repository's config, then ARGOCD_ENV_*;
     the later two may only tighten the platform's policy. None when nothing sets an option."""
-    from ..checks.config import LayerError, combine, layer_from_env, layer_from_object, to_object
+    from ..checks.config import to_object
+    from ..checks.config_layers import LayerError, combine, layer_from_env, layer_from_object
     from ..krm.resource_list import Item
     from ..yamltext import yamlnodes as yn
 

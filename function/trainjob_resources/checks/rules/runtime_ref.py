@@ -1,5 +1,6 @@
 """A TrainJob's ``spec.runtimeRef`` resolved against the bundle: the runtime it names, or why it
-cannot be used (``resolve``), and the findings about it (the rule ``runtime-ref``).
+cannot be used (``resolve``), and the findings about it (the rule ``runtime-ref``); the ref that follows
+the name kustomize gave its runtime (``follows_rename``, ``rename_ref``).
 
 The runtimes of Trainer's own group and kinds only (``pkg/webhooks/trainjob_webhook.go``: 'unsupported
 runtime'); a TrainingRuntime in the TrainJob's namespace (``pkg/runtime/core/trainingruntime.go``
@@ -14,11 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from yaml.nodes import MappingNode
+
 from ...krm.resource_list import Item
 from ...trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP
 from ...trainer.trainjob_view import RuntimeRefView
-from ...values.keys import NAME_PREFIXES, NAME_SUFFIXES, PREVIOUS_NAMES
+from ...values.keys import LOCAL_CONFIG, NAME_PREFIXES, NAME_SUFFIXES, PREVIOUS_NAMES
 from ...values.violations import Severity, Violation
+from ...yamltext import yamlnodes as yn
 from ..bundle import Bundle, Resolution, RuntimeEntry, path_of
 from ..context import TrainJobContext
 from .framework import Rule
@@ -141,6 +145,25 @@ def resolve(
         f"validated and materialized.{hints} To supply it, {SUPPLY_RUNTIME}"
     )
     return Resolution(None, Violation("spec.runtimeRef.name", message, "error", ref.name, close), absent=True)
+
+
+def follows_rename(context: TrainJobContext) -> bool:
+    """Whether the ref takes the name kustomize gave its runtime. A local-config runtime is a reference
+    copy, never emitted: the cluster has it under the name the ref already says (kustomize's
+    previousNames), so the ref keeps that name."""
+    resolution = context.resolution
+    assert resolution is not None and resolution.entry is not None
+    return resolution.renamed and resolution.entry.item.annotation(LOCAL_CONFIG) != "true"
+
+
+def rename_ref(work: MappingNode, raw: Any, name: str) -> Any:
+    """Point the TrainJob's runtimeRef at the name kustomize gave its runtime; ``raw`` with that
+    name (what provenance records as the ref written), leaving the item's own value alone."""
+    ref = yn.get_path(work, "spec", "runtimeRef")
+    assert isinstance(ref, MappingNode)
+    yn.set_key(ref, "name", yn.str_node(name))
+    spec = raw["spec"]
+    return {**raw, "spec": {**spec, "runtimeRef": {**spec["runtimeRef"], "name": name}}}
 
 
 def _renamed_elsewhere(entry: RuntimeEntry, namespace: str, file: str | None, referrer: Item | None) -> str | None:

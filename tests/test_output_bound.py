@@ -16,7 +16,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from trainjob_resources.checks import materialize
+from trainjob_resources.checks import derived_bound, materialize
 from trainjob_resources.krm.resource_list import Item
 from trainjob_resources.yamltext import yamlnodes as yn
 from trainjob_resources.yamltext.yamlnodes import MAX_INPUT_BYTES
@@ -56,7 +56,7 @@ def derived_names(output: dict[str, Any]) -> list[str]:
 
 
 def test_the_bound_is_the_input_limit() -> None:
-    assert materialize.MAX_DERIVED_BYTES == MAX_INPUT_BYTES == 64 * MiB
+    assert derived_bound.MAX_DERIVED_BYTES == MAX_INPUT_BYTES == 64 * MiB
 
 
 @pytest.mark.slow
@@ -70,7 +70,7 @@ def test_one_large_runtime_and_400_distinct_overrides_are_refused_within_bounded
     assert "Traceback" not in run.stderr
     assert len(run.stdout) < 2 * MAX_INPUT_BYTES, "output proportional to the bound, not to 400 runtimes"
     output = parse_output(run.stdout)
-    refused = [r for r in results_of(output) if r["message"].startswith(materialize.BOUND_MESSAGE)]
+    refused = [r for r in results_of(output) if r["message"].startswith(derived_bound.BOUND_MESSAGE)]
     made = derived_names(output)
     assert len(refused) + len(made) == 400
     assert 0 < len(made) <= MAX_INPUT_BYTES // written_size(runtime)
@@ -100,14 +100,14 @@ def test_exactly_the_trainjobs_that_fit_derive_in_input_order(
     # metadata; the bound sits between two counts
     items = [trainjob_value(f"tj-{i:04d}", f"{i // repeats + 100}Mi") for i in range(count)]
     data = bundle(runtime, *(trainjob_yaml(i) for i in items))
-    each = written_size(runtime) + 2 * 90 + materialize.OWN_METADATA_BYTES
-    monkeypatch.setattr(materialize, "MAX_DERIVED_BYTES", fits * each + each // 2)
+    each = written_size(runtime) + 2 * 90 + derived_bound.OWN_METADATA_BYTES
+    monkeypatch.setattr(derived_bound, "MAX_DERIVED_BYTES", fits * each + each // 2)
     output = yaml.safe_load(one_process(data))
     distinct = -(-count // repeats)
     made = derived_names(output)
     assert len(made) == min(distinct, fits)
     refused = {
-        r["resourceRef"]["name"] for r in results_of(output) if r["message"].startswith(materialize.BOUND_MESSAGE)
+        r["resourceRef"]["name"] for r in results_of(output) if r["message"].startswith(derived_bound.BOUND_MESSAGE)
     }
     expected = {i["metadata"]["name"] for n, i in enumerate(items) if n // repeats >= len(made)}
     assert refused == expected
@@ -123,5 +123,5 @@ def test_a_fork_gives_the_same_bytes_at_the_bound(fits: int, monkeypatch: pytest
     refuses, or refuse what it admits, its range is processed here instead."""
     runtime = padded_runtime(2000)
     data = bundle(runtime, jobs(120))
-    monkeypatch.setattr(materialize, "MAX_DERIVED_BYTES", fits * (len(runtime) + 200))
+    monkeypatch.setattr(derived_bound, "MAX_DERIVED_BYTES", fits * (len(runtime) + 200))
     assert two_processes(data) == one_process(data)

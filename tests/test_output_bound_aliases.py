@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from trainjob_resources.checks import materialize
+from trainjob_resources.checks import derived_bound, materialize
 from trainjob_resources.krm import resource_list as krm
 from trainjob_resources.process import process
 from trainjob_resources.yamltext.yamlnodes import MAX_INPUT_BYTES
@@ -86,7 +86,7 @@ def as_items(*documents: str) -> bytes:
 def bound_results(output: dict[str, object]) -> list[dict[str, object]]:
     results = output.get("results") or []
     assert isinstance(results, list)
-    return [r for r in results if str(r["message"]).startswith(materialize.BOUND_MESSAGE)]
+    return [r for r in results if str(r["message"]).startswith(derived_bound.BOUND_MESSAGE)]
 
 
 def derived_items(items: list[krm.Item]) -> list[krm.Item]:
@@ -112,7 +112,7 @@ def test_render_refuses_nine_of_ten_40_mb_derived_runtimes(tmp_path: Path) -> No
     assert done.returncode == 1, stderr[-2000:]
     assert "Traceback" not in stderr and "internal error" not in stderr
     assert done.stdout == b"", "render writes nothing when there is an error"
-    refused = [line for line in stderr.splitlines() if materialize.BOUND_MESSAGE in line]
+    refused = [line for line in stderr.splitlines() if derived_bound.BOUND_MESSAGE in line]
     assert [line.split("TrainJob team-a/", 1)[1].split(":", 1)[0] for line in refused] == [
         f"tj-{i:03d}" for i in range(1, 10)
     ]
@@ -166,17 +166,17 @@ def test_the_bytes_counted_are_the_bytes_written(
     counted for it, aliases and all."""
     runtime = aliased_runtime(value_bytes, aliases)
     base = krm.Item(krm.read(as_items(runtime)).items[0].node)
-    each = materialize.WrittenBase(base).size + 2 * 90 + materialize.OWN_METADATA_BYTES
+    each = materialize.WrittenBase(base).size + 2 * 90 + derived_bound.OWN_METADATA_BYTES
     assert each > (aliases + 1) * value_bytes, "the count holds every alias written out"
-    monkeypatch.setattr(materialize, "MAX_DERIVED_BYTES", fits * each + each // 2)
+    monkeypatch.setattr(derived_bound, "MAX_DERIVED_BYTES", fits * each + each // 2)
     result = process(krm.read(as_items(runtime, *(trainjob(i) for i in range(count)))))
     made = derived_items(result.items)
     assert len(made) == min(count, fits)
-    refused = sorted(r.resource_ref.name for r in result.results if r.message.startswith(materialize.BOUND_MESSAGE))
+    refused = sorted(r.resource_ref.name for r in result.results if r.message.startswith(derived_bound.BOUND_MESSAGE))
     assert refused == [f"tj-{i:03d}" for i in range(len(made), count)]
     for item in made:
         assert len(item.serialized().encode()) <= each
-    assert sum(len(item.serialized().encode()) for item in made) <= materialize.MAX_DERIVED_BYTES
+    assert sum(len(item.serialized().encode()) for item in made) <= derived_bound.MAX_DERIVED_BYTES
 
 
 @settings(max_examples=6, deadline=None)
@@ -190,12 +190,12 @@ def test_derived_runtime_metadata_counts_on_each(note: int, fits: int) -> None:
     data = data.replace(b"items:\n", f"functionConfig: {config}\nitems:\n".encode(), 1)
     data = data.replace(b'"data": {}', f'"data": {{"derivedRuntimeMetadata": {json.dumps(metadata)}}}'.encode())
     base = krm.Item(krm.read(as_items(aliased_runtime(50, 0))).items[0].node)
-    bound = materialize.OutputBound(1 << 40)
+    bound = derived_bound.OutputBound(1 << 40)
     bound.count_metadata(json.loads(metadata))
-    each = materialize.WrittenBase(base).size + 2 * 90 + materialize.OWN_METADATA_BYTES + bound.metadata_bytes
+    each = materialize.WrittenBase(base).size + 2 * 90 + derived_bound.OWN_METADATA_BYTES + bound.metadata_bytes
     assert bound.metadata_bytes > note
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(materialize, "MAX_DERIVED_BYTES", fits * each + each // 2)
+        patch.setattr(derived_bound, "MAX_DERIVED_BYTES", fits * each + each // 2)
         result = process(krm.read(data))
     made = derived_items(result.items)
     assert len(made) == min(6, fits)
@@ -217,5 +217,5 @@ def test_kpt_render_refuses_a_runtime_whose_aliases_pass_the_bound(kpt: str, tmp
     before = sorted(p.name for p in package.iterdir())
     done = kpt_render(kpt, package)
     assert done.returncode != 0
-    assert materialize.BOUND_MESSAGE in done.stderr and "bytes left of the bound" in done.stderr, done.stderr[-3000:]
+    assert derived_bound.BOUND_MESSAGE in done.stderr and "bytes left of the bound" in done.stderr, done.stderr[-3000:]
     assert sorted(p.name for p in package.iterdir()) == before

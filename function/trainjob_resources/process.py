@@ -18,8 +18,8 @@ from yaml.nodes import MappingNode, Node
 
 from .checks.bundle import Bundle, Identity, identity_of, index, path_of
 from .checks.context import TrainJobContext
+from .checks.derived_bound import BOUND_MESSAGE
 from .checks.materialize import (
-    BOUND_MESSAGE,
     Derived,
     add_metadata,
     place_next_to,

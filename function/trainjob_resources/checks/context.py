@@ -29,7 +29,7 @@ from .bundle import Bundle, Identity, Resolution, RuntimeEntry
 from .options import Options
 
 if TYPE_CHECKING:
-    from .materialize import OutputBound
+    from .derived_bound import OutputBound
     from .plan import Plan
 
 R = TypeVar("R")

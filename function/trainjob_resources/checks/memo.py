@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..trainer.effective import ContainerKey, Effective
 from .bundle import Identity
-from .materialize import Derived, OutputBound, derive_runtime, derived_name
+from .derived_bound import OutputBound
+from .materialize import Derived, derive_runtime, derived_name
 from .plan import Plan, make_plan
 from .provenance import dump
 from .rules.framework import Read, Stage, key_of, shape_of

@@ -30,24 +30,21 @@ _INTRO = f"""<!-- Written from the registry by `python -m tests.rules_doc` (make
 
 Every check the function makes on a TrainJob is a **rule**: one module in
 [`function/trainjob_resources/checks/rules/`]({RULES_DIR}/) that holds its logic, registered once in
-[`registry.py`]({RULES_DIR}/registry.py). The model is upstream Trainer's plugin framework
-(`pkg/runtime/framework/interface.go`: one interface per extension point; `plugins/registry.go`: each plugin
-registered once; one `runtime.Info` per job): here a `Rule` declares
+[`registry.py`]({RULES_DIR}/registry.py), as upstream Trainer registers its plugins
+(`pkg/runtime/framework/interface.go`, `plugins/registry.go`). A `Rule` declares
 
 - its **stages**: where in the pipeline it runs (`process.py` runs a stage's rules in registry order);
 - its **scope**: what it runs over: the TrainJob once (`trainjob`), each patched replicated job (`job-site`),
   each ContainerPatch (`container-site`), each container's merged resources (`effective`) or, in the policy
   stage, each container of the pods the policy sees (`pod-container`);
-- what it **reads** (`checks/rules/reads.py`): the memo (`checks/memo.py`) keeps a stage's findings under the key of
-  the reads its rules declare, and reuses them for every TrainJob with that key. A rule that reads something
-  it does not declare would share findings it should not: `tests/test_memo.py` renders with and without the
-  memo and compares the bytes;
-- what it **reports**, and its `check(context, subject)`, which returns `Violation`s. The context
-  (`checks/context.py`, `TrainJobContext`) is the one object per TrainJob: the item, the TrainJob, the bundle,
-  the options, the resolved runtime, the sites, the topology, and (when materializing) the plan.
+- what it **reads** (`checks/rules/reads.py`): the memo (`checks/memo.py`) reuses a stage's findings for
+  every TrainJob whose declared reads have the same key, so an undeclared read shares findings it should not
+  (`tests/test_memo.py` compares renders with and without the memo);
+- what it **reports**, and its `check(context, subject)`, which returns `Violation`s; the context
+  (`checks/context.py`, `TrainJobContext`) is the one object per TrainJob.
 
-Each finding names its rule in its result, as the KRM result's `tags` (kyaml `fn/framework/result.go`:
-`Tags map[string]string`; kpt keeps them in its results):
+Each finding names its rule in the KRM result's `tags` (kyaml `fn/framework/result.go`), e.g.
+`tests/testdata/error/requests-above-limits/results.yaml`:
 
 ```yaml
 - message: 'effective requests.memory (from runtime): request of 8Gi must be less than or equal to memory limit of
@@ -63,11 +60,8 @@ Each finding names its rule in its result, as the KRM result's `tags` (kyaml `fn
     rule: effective-resources
 ```
 
-(`tests/testdata/error/requests-above-limits/results.yaml`; `resourceRef` and `file` in flow style here.)
-
-What the functionConfig's errors, an empty input and an item that is no object say is made by
-`process.py` (and `krm/`) itself and carries no rule, nor does the info that says what a TrainJob's
-rewrite changed, nor the run's summary.
+Results about the functionConfig, the input itself, a TrainJob's rewrite and the run's summary come from
+`process.py` and `krm/` and carry no rule.
 """
 
 

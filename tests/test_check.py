@@ -41,6 +41,7 @@ def _run(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.Complete
     )
 
 
+@pytest.mark.slow
 def test_the_kubernetes_client_is_imported_by_check_only(tmp_path: Path) -> None:
     (tmp_path / "trainjob.yaml").write_text(TRAINJOB)
     probe = textwrap.dedent(

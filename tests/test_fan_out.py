@@ -118,6 +118,7 @@ def bench_bundle(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return (out / "resourcelist.yaml").read_bytes()
 
 
+@pytest.mark.slow
 def test_the_benchmark_bundle_gives_the_same_bytes(bench_bundle: bytes, received: list[bool]) -> None:
     assert two_processes(bench_bundle, lambda n: n // 10) == one_process(bench_bundle)
     assert received == [True]
@@ -152,6 +153,7 @@ class _Shortening(_Refusing):
     "broken",
     [_Refusing, pytest.param(_Garbling, marks=pytest.mark.slow), pytest.param(_Shortening, marks=pytest.mark.slow)],
 )
+@pytest.mark.slow
 def test_a_failing_child_changes_nothing(
     broken: type[_Refusing], bench_bundle: bytes, received: list[bool], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -187,6 +189,7 @@ def _cli(data: bytes, workers: str) -> bytes:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_the_function_forks_for_a_large_bundle(
     bench_bundle: bytes, received: list[bool], monkeypatch: pytest.MonkeyPatch
 ) -> None:

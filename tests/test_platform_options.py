@@ -272,6 +272,7 @@ spec:
 V22_WHY = "the Trainer the cluster runs decides how the pods' resources are computed"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("via", ["env", "repository"])
 def test_a_tenant_cannot_pick_the_trainer_release_that_hides_64_gpus(tmp_path: Path, via: str) -> None:
     assert "trainerVersion" not in PLATFORM.read_text() and "nvidia.com/gpu: 8" in PLATFORM.read_text()

@@ -175,6 +175,7 @@ def test_a_kustomization_that_needs_a_plugin_helm_or_the_network_is_an_error(
     assert message in out.stderr, out
 
 
+@pytest.mark.slow
 def test_this_functions_config_is_applied_by_render_and_its_exec_never_run(repo: Path, tmp_path: Path) -> None:
     """The config's function annotation names a script of the tenant's: render applies the function
     itself, with the config's options (issue 13 item 2: maxPerContainer in the kustomization applies)."""
@@ -488,6 +489,7 @@ def test_the_repositorys_config_cannot_loosen_the_platform_policy(repo: Path, tm
     assert "error: ./fn.yaml: maxPerContainer {memory: 1Ti} would loosen the platform's policy" in out.stderr, out
 
 
+@pytest.mark.slow
 def test_a_role_cap_applies_through_the_cli_and_cannot_be_loosened(repo: Path, tmp_path: Path) -> None:
     """maxPerRole (issue 32) through the installed command: the platform's cap applies to the sidecar,
     ARGOCD_ENV_* and the repository's config may not loosen it, and without a platform the tenant's cap

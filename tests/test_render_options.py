@@ -174,6 +174,7 @@ def _installed(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_reference_runtimes_inside_the_rendered_folder_are_the_platforms(tmp_path: Path) -> None:
     """``render . --runtimes platform`` with ``platform/`` inside ``.`` (issue 32): the folder is read
     once, as the platform's runtimes (not printed, not the repository's), exactly as from outside."""

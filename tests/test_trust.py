@@ -323,6 +323,7 @@ FORGERIES = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(forgery=FORGERIES)
 def test_render_refuses_marks_its_build_did_not_get_from_render(

@@ -177,8 +177,11 @@ def applied(
     try:
         yield plane, repo, app
     finally:
+        # Gone before the next test on this shared control plane, the platform's runtime too: another test's
+        # server-side apply of a runtime of that name would conflict with this one's client-side apply.
         for obj in reversed(made.manifests):  # the TrainJobs first: a runtime in use keeps a finalizer
-            plane.delete(obj["kind"], obj["metadata"]["name"], namespace, wait=False)
+            plane.delete(obj["kind"], obj["metadata"]["name"], namespace)
+        plane.kubectl("delete", "--ignore-not-found", "--wait=true", "-f", "-", input=runtime)
 
 
 def diff(argocd: ArgoCD, plane: ControlPlane, repo: Platform, app: dict[str, Any]) -> Compared:

@@ -623,19 +623,38 @@ def trainer_env(trainer: str) -> dict[str, str]:
     return {} if trainer == DEFAULT_TRAINER else {"ARGOCD_ENV_TRAINER_VERSION": trainer}
 
 
+def _pinned_release(config: Path, trainer: str, work: Path) -> Path:
+    """A copy of the functionConfig ``config`` with ``trainerVersion: trainer`` (a ConfigMap's ``data``, a
+    TrainJobResources' ``spec``), beside the step's files."""
+    objects = documents(config.read_text())
+    for obj in objects:
+        section = "spec" if obj.get("kind") == "TrainJobResources" else "data"
+        obj[section] = {**(obj.get(section) or {}), "trainerVersion": trainer}
+    pinned = work.parent / f"{config.stem}-{trainer}.yaml"
+    pinned.write_text(yaml.safe_dump_all(objects, sort_keys=False))
+    return pinned
+
+
 def explain(
     args: list[str], cwd: Path, env: dict[str, str], trainer: str = DEFAULT_TRAINER
 ) -> dict[tuple[str, str], Prediction]:
     """``trainjob-resources explain --format json``: per (namespace, TrainJob), per replicated job and
     container, the requests and limits it predicts on that Trainer release."""
-    if trainer != DEFAULT_TRAINER and "--config-from-env" not in args:
+    release_env = trainer_env(trainer)
+    if trainer != DEFAULT_TRAINER and "--config" in args:
+        # A config given with --config is the platform's: trainerVersion is set there, as the platform
+        # pins it (a tenant's ARGOCD_ENV_TRAINER_VERSION beside it is refused).
+        at = args.index("--config") + 1
+        args = [*args[:at], str(_pinned_release(cwd / args[at], trainer, cwd)), *args[at + 1 :]]
+        release_env = {}
+    elif trainer != DEFAULT_TRAINER and "--config-from-env" not in args:
         args = ["--config-from-env", *args]
     done = subprocess.run(
         ["trainjob-resources", "explain", "--format", "json", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={**env, **trainer_env(trainer)},
+        env={**env, **release_env},
         timeout=120,
         check=False,
     )

@@ -174,6 +174,9 @@ def applied(
         plane.apply_server_side(manifests_text(made))
     else:
         plane.kubectl("apply", "-f", "-", input=manifests_text(made))
+    for obj in made.manifests:  # Trainer has reconciled (its JobSet, and on v2.2 the runtime's in-use finalizer)
+        if obj["kind"] == "TrainJob":
+            plane.wait_for_jobset(obj["metadata"]["name"], namespace)
     try:
         yield plane, repo, app
     finally:
@@ -198,7 +201,7 @@ def test_argocd_says_synced_after_the_sync_and_out_of_sync_naming_the_field_afte
     assert compared.server_side_diff == ("syncPolicy" in app["spec"]), "ServerSideApply=true turns server-side diff on"
     assert compared.error is None, compared.error
     assert compared.resources and all(r.live for r in compared.resources)
-    assert compared.status == "Synced", [(r.kind, r.name, r.changed) for r in compared.resources if r.changed]
+    assert compared.status == "Synced", [(r.kind, r.name, r.status, r.changed) for r in compared.resources]
     before = {(r.kind, r.name) for r in compared.resources}
 
     make_the_change(repo.root)

@@ -32,55 +32,22 @@ ROOT = Path(__file__).resolve().parent.parent
 FUNCTION = ROOT / ".venv" / "bin" / "trainjob-resources"
 RESULTS = Path(__file__).resolve().parent / "results"
 
-_RUNTIME_HEAD = """\
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: torch}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata:
-            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-          spec:
-            template:
-              spec:
-                initContainers:
-                - {name: loader, image: busybox, restartPolicy: Always}
-                containers:
-"""
+sys.path.insert(0, str(ROOT))
+from tests.kit import build  # noqa: E402  (the tests' builders, from the checkout's root)
 
 
 def aliased(aliases: int, trainjobs: int = 10, value_bytes: int = 200 * 1024) -> str:
-    env = f"                  - {{name: E0, value: &big '{'x' * value_bytes}'}}\n"
-    env += "".join(f"                  - {{name: E{i}, value: *big}}\n" for i in range(1, aliases + 1))
-    runtime = _RUNTIME_HEAD + "                - name: node\n                  image: x\n                  env:\n" + env
-    jobs = "".join(
-        "---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
-        f"metadata: {{name: tj-{i}, namespace: team-a}}\nspec:\n  runtimeRef: {{name: torch}}\n  runtimePatches:\n"
-        "  - manager: user.example.com/tuner\n    trainingRuntimeSpec: {template: {spec: {replicatedJobs: "
-        "[{name: node, template: {spec: {template: {spec: {initContainers: [{name: loader, resources: "
-        "{limits: {memory: "
-        f"{i + 1}Gi}}}}}}]}}}}}}}}}}]}}}}}}\n"
-        for i in range(trainjobs)
-    )
-    return runtime + jobs
+    """Issue 46's runtime (one env value of ``value_bytes`` aliased ``aliases`` times) and ``trainjobs``
+    TrainJobs, each sizing its sidecar differently."""
+    jobs = (build.sized_trainjob(f"tj-{i}", {"memory": f"{i + 1}Gi"}) for i in range(trainjobs))
+    return build.yaml_text(build.aliased_runtime(value_bytes, aliases), *jobs)
 
 
 def wide(containers: int, trainjobs: int = 200) -> str:
-    entries = "".join(
-        f"                - {{name: c{i}, image: x, resources: {{requests: {{cpu: 1}}}}}}\n" for i in range(containers)
-    )
-    jobs = "".join(
-        "---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
-        f"metadata: {{name: tj-{i}, namespace: team-a}}\nspec:\n  runtimeRef: {{name: torch}}\n"
-        for i in range(trainjobs)
-    )
-    return _RUNTIME_HEAD.replace("                initContainers:\n                - {name: loader, image: busybox, "
-                                 "restartPolicy: Always}\n", "") + entries + jobs  # fmt: skip
+    """A runtime whose trainer has ``containers`` containers, and ``trainjobs`` TrainJobs using it."""
+    entries = [{"name": f"c{i}", "image": "x", "resources": {"requests": {"cpu": 1}}} for i in range(containers)]
+    jobs = (build.trainjob(f"tj-{i}", "torch", namespace="team-a") for i in range(trainjobs))
+    return build.yaml_text(build.trainer_runtime("torch", containers=entries), *jobs)
 
 
 def as_resource_list(text: str) -> str:

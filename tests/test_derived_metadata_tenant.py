@@ -25,7 +25,8 @@ from trainjob_resources.checks.config_layers import Layer, LayerError, combine, 
 from trainjob_resources.values.keys import OWNERSHIP_KEYS, PLATFORM_PREFIXES, is_ownership_key, is_platform_key
 
 from tests.hostile import EXECUTABLE
-from tests.test_output_bound_aliases import aliased_runtime, trainjob
+from tests.kit import build
+from tests.test_output_bound_aliases import trainjob
 
 VARIABLE = "ARGOCD_ENV_DERIVED_RUNTIME_METADATA"
 # The keys, each a regression.
@@ -115,7 +116,7 @@ def test_a_tenant_key_is_refused_exactly_in_the_platform_s_key_spaces_or_on_a_cl
 def _app(root: Path) -> Path:
     app = root / "app"
     app.mkdir()
-    (app / "all.yaml").write_text("---\n".join([aliased_runtime(10, 0), trainjob(0)]))
+    (app / "all.yaml").write_text(build.yaml_text(build.aliased_runtime(10, 0), trainjob(0)))
     (root / "platform.yaml").write_text(
         yaml.safe_dump(
             {

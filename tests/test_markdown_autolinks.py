@@ -26,6 +26,7 @@ from trainjob_resources.live.report import render_markdown as check_markdown
 from trainjob_resources.values.text import bounded, markdown_text
 
 from tests.hostile import EXECUTABLE
+from tests.kit import build
 
 _PIECES = st.sampled_from(
     [*("www.", "WwW.", ".", "@", "://", "http", "https:", "ftp:", "mailto:", "xmpp:", "example", "com", "a", "Z"),
@@ -72,35 +73,19 @@ def test_check_markdown_names_no_link() -> None:
     assert "<a " not in gfm(check_markdown([finding]))
 
 
-_RUNTIME = """\
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainingRuntime
-metadata: {name: www.evil-phish.example, namespace: team-a}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata:
-            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-          spec:
-            template:
-              spec:
-                containers:
-                - name: node
-                  image: x
-                  resources:
-                    requests: {cpu: 1, www.evil-phish.example/login: 1}
-                    limits: {www.evil-phish.example/login: 1}
----
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: tj, namespace: team-a}
-spec:
-  runtimeRef: {name: www.evil-phish.example, kind: TrainingRuntime}
-"""
+PHISH = "www.evil-phish.example"
+
+
+def _app(cpu: int) -> str:
+    """A namespaced runtime and a TrainJob whose names and an extended resource's are link-like."""
+    trainer = {
+        "name": "node",
+        "image": "x",
+        "resources": {"requests": {"cpu": cpu, PHISH + "/login": 1}, "limits": {PHISH + "/login": 1}},
+    }
+    runtime = build.trainer_runtime(PHISH, containers=[trainer])
+    runtime["kind"], runtime["metadata"]["namespace"] = "TrainingRuntime", "team-a"
+    return build.yaml_text(runtime, build.trainjob("tj", PHISH, namespace="team-a", kind="TrainingRuntime"))
 
 
 def _oracles() -> list[object]:
@@ -125,10 +110,10 @@ def _oracles() -> list[object]:
 @pytest.mark.parametrize("against", [False, True])
 def test_the_installed_explain_writes_no_link(tmp_path: Path, against: bool) -> None:
     (tmp_path / "app").mkdir()
-    (tmp_path / "app" / "all.yaml").write_text(_RUNTIME)
+    (tmp_path / "app" / "all.yaml").write_text(_app(cpu=1))
     if against:
         (tmp_path / "base" / "app").mkdir(parents=True)
-        (tmp_path / "base" / "app" / "all.yaml").write_text(_RUNTIME.replace("cpu: 1,", "cpu: 2,"))
+        (tmp_path / "base" / "app" / "all.yaml").write_text(_app(cpu=2))
     arguments = ["app", "--format", "markdown", *(["--against", "base"] if against else [])]
     done = subprocess.run(
         [str(EXECUTABLE), "explain", *arguments], cwd=tmp_path, capture_output=True, text=True, check=False

@@ -223,34 +223,20 @@ def test_the_memo_changes_nothing_in_the_output(data: bytes) -> None:
     assert render(data) == render_afresh(data)
 
 
-TWO_JOBS = """\
-- apiVersion: trainer.kubeflow.org/v1alpha1
-  kind: ClusterTrainingRuntime
-  metadata: {name: two-jobs}
-  spec:
-    mlPolicy: {numNodes: 1, torch: {}}
-    template:
-      spec:
-        replicatedJobs:
-        - name: prep
-          template:
-            spec:
-              template:
-                spec:
-                  containers:
-                  - {name: xa, image: busybox, resources: {limits: {memory: 1Gi}}}
-                  - {name: yb, image: busybox, resources: {limits: {memory: 1Gi}}}
-        - name: node
-          template:
-            metadata:
-              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-            spec:
-              template:
-                spec:
-                  containers:
-                  - {name: node, image: pytorch/pytorch}
-                  - {name: yb, image: busybox, resources: {limits: {memory: 1Gi}}}
-"""
+def _sidecar(name: str) -> dict[str, Any]:
+    return {"name": name, "image": "busybox", "resources": {"limits": {"memory": "1Gi"}}}
+
+
+TWO_JOBS = build.items_text(
+    build.training_runtime(
+        "two-jobs",
+        [
+            build.replicated_job("prep", {"containers": [_sidecar("xa"), _sidecar("yb")]}),
+            build.trainer_job({"containers": [{"name": "node", "image": "pytorch/pytorch"}, _sidecar("yb")]}),
+        ],
+        build.torch_policy(),
+    )
+)
 
 
 def _sized(name: str, jobs: dict[str, list[str]]) -> dict[str, Any]:

@@ -26,61 +26,18 @@ from trainjob_resources.process import process
 from trainjob_resources.yamltext.yamlnodes import MAX_INPUT_BYTES
 
 from tests.examples import KPT_PACKAGE, kpt_render
-from tests.hostile import EXECUTABLE, HEADER, MiB, parse_output, run_limited
-
-_RUNTIME_HEAD = """\
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: torch
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata:
-            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-          spec:
-            template:
-              spec:
-                initContainers:
-                - name: loader
-                  image: busybox
-                  restartPolicy: Always
-                containers:
-                - name: node
-                  image: pytorch/pytorch
-                  env:
-"""
+from tests.hostile import EXECUTABLE, MiB, parse_output, run_limited
+from tests.kit import build
 
 
-def aliased_runtime(value_bytes: int, aliases: int) -> str:
-    """The issue's runtime: one env value of ``value_bytes``, anchored, and ``aliases`` aliases of it."""
-    env = f"                  - {{name: E0, value: &big '{'x' * value_bytes}'}}\n"
-    env += "".join(f"                  - {{name: E{i}, value: *big}}\n" for i in range(1, aliases + 1))
-    return _RUNTIME_HEAD + env
-
-
-def trainjob(index: int) -> str:
+def trainjob(index: int) -> build.Obj:
     """A TrainJob sizing the ``loader`` sidecar with overrides of its own."""
-    patch = (
-        "{replicatedJobs: [{name: node, template: {spec: {template: {spec: {initContainers: "
-        f"[{{name: loader, resources: {{limits: {{memory: {index + 100}Mi}}}}}}]}}}}}}}}}}]}}"
-    )
-    return (
-        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
-        f"metadata: {{name: tj-{index:03d}, namespace: team-a}}\n"
-        "spec:\n  runtimeRef: {name: torch}\n  runtimePatches:\n"
-        f"  - manager: user.example.com/tuner\n    trainingRuntimeSpec: {{template: {{spec: {patch}}}}}\n"
-    )
+    return build.sized_trainjob(f"tj-{index:03d}", {"memory": f"{index + 100}Mi"})
 
 
-def as_items(*documents: str) -> bytes:
+def as_items(*documents: build.Obj) -> bytes:
     """A ResourceList of the documents."""
-    entries = ("- " + doc.replace("\n", "\n  ").rstrip(" ") for doc in documents)
-    return HEADER + b"items:\n" + "".join(entries).encode()
+    return build.resource_list(list(documents))
 
 
 def bound_results(output: dict[str, object]) -> list[dict[str, object]]:
@@ -97,8 +54,8 @@ def derived_items(items: list[krm.Item]) -> list[krm.Item]:
 def test_render_refuses_nine_of_ten_40_mb_derived_runtimes(tmp_path: Path) -> None:
     """The issue's case through ``trainjob-resources render`` as installed, under 768 MiB of address
     space: the first TrainJob derives (40 MB as written), the other nine are refused by name."""
-    runtime = aliased_runtime(200 * 1024, 199)
-    (tmp_path / "all.yaml").write_text("---\n".join([runtime, *(trainjob(i) for i in range(10))]))
+    runtime = build.aliased_runtime(200 * 1024, 199)
+    (tmp_path / "all.yaml").write_text(build.yaml_text(runtime, *(trainjob(i) for i in range(10))))
     assert (tmp_path / "all.yaml").stat().st_size < 220 * 1024
 
     def limit() -> None:
@@ -123,7 +80,7 @@ def test_render_refuses_nine_of_ten_40_mb_derived_runtimes(tmp_path: Path) -> No
 def test_the_krm_function_writes_one_40_mb_derived_runtime_not_ten() -> None:
     """The same as a ResourceList through the KRM function as installed: one derived runtime in the
     output, nine TrainJobs returned as written with the error."""
-    data = as_items(aliased_runtime(200 * 1024, 199), *(trainjob(i) for i in range(10)))
+    data = as_items(build.aliased_runtime(200 * 1024, 199), *(trainjob(i) for i in range(10)))
     run = run_limited(data, memory_mib=768, cpu_seconds=60)
     assert run.code == 1, run.stderr[-2000:]
     assert 40 * 10**6 < len(run.stdout) < MAX_INPUT_BYTES + len(data), "one derived runtime, not ten"
@@ -137,7 +94,7 @@ def test_a_runtime_whose_aliases_pass_the_whole_bound_is_refused_before_it_is_wr
     """The KRM function as installed: a 1 MiB value aliased 100 times is 100 MiB as written, past the
     64 MiB bound on its own; the count stops at the bound, so 512 MiB of address space is plenty,
     and nothing of it is written."""
-    data = as_items(aliased_runtime(MiB, 100), trainjob(0))
+    data = as_items(build.aliased_runtime(MiB, 100), trainjob(0))
     assert len(data) < 2 * MiB
     run = run_limited(data, memory_mib=512, cpu_seconds=30)
     assert run.code == 1, run.stderr[-2000:]
@@ -164,7 +121,7 @@ def test_the_bytes_counted_are_the_bytes_written(
     text as written, its overrides' 90 bytes twice and its own metadata), exactly the first
     ``fits`` TrainJobs derive; each derived runtime's text as written is no larger than what was
     counted for it, aliases and all."""
-    runtime = aliased_runtime(value_bytes, aliases)
+    runtime = build.aliased_runtime(value_bytes, aliases)
     base = krm.Item(krm.read(as_items(runtime)).items[0].node)
     each = materialize.WrittenBase(base).size + 2 * 90 + derived_bound.OWN_METADATA_BYTES
     assert each > (aliases + 1) * value_bytes, "the count holds every alias written out"
@@ -186,10 +143,10 @@ def test_derived_runtime_metadata_counts_on_each(note: int, fits: int) -> None:
     so it counts on each: a small base and many TrainJobs cannot multiply it past the bound."""
     metadata = json.dumps({"annotations": {"example.com/note": "n" * note}})
     config = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {}})
-    data = as_items(aliased_runtime(50, 0), *(trainjob(i) for i in range(6)))
+    data = as_items(build.aliased_runtime(50, 0), *(trainjob(i) for i in range(6)))
     data = data.replace(b"items:\n", f"functionConfig: {config}\nitems:\n".encode(), 1)
     data = data.replace(b'"data": {}', f'"data": {{"derivedRuntimeMetadata": {json.dumps(metadata)}}}'.encode())
-    base = krm.Item(krm.read(as_items(aliased_runtime(50, 0))).items[0].node)
+    base = krm.Item(krm.read(as_items(build.aliased_runtime(50, 0))).items[0].node)
     bound = derived_bound.OutputBound(1 << 40)
     bound.count_metadata(json.loads(metadata))
     each = materialize.WrittenBase(base).size + 2 * 90 + derived_bound.OWN_METADATA_BYTES + bound.metadata_bytes

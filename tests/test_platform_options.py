@@ -31,6 +31,7 @@ from trainjob_resources.checks.config_layers import (
 )
 
 from tests.examples import EXAMPLES
+from tests.kit import build
 from tests.test_render_hostile import render, write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -233,42 +234,16 @@ def test_every_option_has_one_owner_and_the_trust_model_lists_it() -> None:
 # resourcesPerNode {cpu: 1}: on v2.2 that replaces the trainer's resources (no GPU), on v2.3.0 it merges
 # (64 GPUs). The cluster runs v2.3.0 unless the platform says otherwise.
 PLATFORM = EXAMPLES / "argocd-multi-team" / "platform" / "trainjob-resources" / "platform.yaml"
-GPU_RUNTIME = """\
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: gpu64
-  labels: {trainer.kubeflow.org/framework: torch}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            metadata:
-              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: node
-                      image: docker.io/pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
-                      resources:
-                        limits: {nvidia.com/gpu: 64}
-                        requests: {nvidia.com/gpu: 64}
-"""
-CPU_ONLY_JOB = """\
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata:
-  name: greedy
-  namespace: team-a
-spec:
-  runtimeRef: {name: gpu64}
-  trainer:
-    resourcesPerNode: {limits: {cpu: 1}, requests: {cpu: 1}}
-"""
+GPUS = {"nvidia.com/gpu": 64}
+GPU_TRAINER = {"name": "node", "image": "docker.io/pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime"}
+GPU_RUNTIME = build.trainer_runtime(
+    "gpu64",
+    labels={build.FRAMEWORK: "torch"},
+    containers=[{**GPU_TRAINER, "resources": {"limits": dict(GPUS), "requests": dict(GPUS)}}],
+)
+CPU_ONLY_JOB = build.trainjob(
+    "greedy", "gpu64", namespace="team-a", trainer={"resourcesPerNode": {"limits": {"cpu": 1}, "requests": {"cpu": 1}}}
+)
 V22_WHY = "the Trainer the cluster runs decides how the pods' resources are computed"
 
 
@@ -276,8 +251,8 @@ V22_WHY = "the Trainer the cluster runs decides how the pods' resources are comp
 @pytest.mark.parametrize("via", ["env", "repository"])
 def test_a_tenant_cannot_pick_the_trainer_release_that_hides_64_gpus(tmp_path: Path, via: str) -> None:
     assert "trainerVersion" not in PLATFORM.read_text() and "nvidia.com/gpu: 8" in PLATFORM.read_text()
-    runtimes = write(tmp_path / "platform" / "runtimes" / "gpu64.yaml", GPU_RUNTIME).parent
-    app = write(tmp_path / "repo" / "app" / "trainjob.yaml", CPU_ONLY_JOB).parent
+    runtimes = write(tmp_path / "platform" / "runtimes" / "gpu64.yaml", build.yaml_text(GPU_RUNTIME)).parent
+    app = write(tmp_path / "repo" / "app" / "trainjob.yaml", build.yaml_text(CPU_ONLY_JOB)).parent
     args = ("--config", str(PLATFORM), "--runtimes", str(runtimes), "--config-from-env", ".")
     capped = render(app, *args)
     assert capped.code == 1 and "limits.nvidia.com/gpu 64 (runtime)" in capped.stderr, capped

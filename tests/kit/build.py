@@ -16,6 +16,7 @@ from trainjob_resources.yamltext import yamlnodes as yn
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 CLUSTER_RUNTIME = "ClusterTrainingRuntime"
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
+FRAMEWORK = "trainer.kubeflow.org/framework"
 MANAGER = "user.example.com/me"
 
 Obj = dict[str, Any]
@@ -100,23 +101,69 @@ def training_runtime(
     return {"apiVersion": API_VERSION, "kind": kind, "metadata": metadata(name, namespace, labels), "spec": spec}
 
 
+def torch_policy() -> Obj:
+    """The mlPolicy of a one-node torch runtime."""
+    return {"numNodes": 1, "torch": {}}
+
+
+def trainer_job(pod_spec: Obj) -> Obj:
+    """The replicated job ``node`` labelled as the trainer, whose pod template's spec is ``pod_spec``."""
+    return replicated_job("node", pod_spec, labels=trainer_labels())
+
+
 def trainer_runtime(
     name: str,
-    init_containers: list[Obj],
+    init_containers: list[Obj] | None = None,
     image: str = "pytorch",
     labels: dict[str, str] | None = None,
     pod: Obj | None = None,
+    containers: list[Obj] | None = None,
 ) -> Obj:
-    """A ClusterTrainingRuntime with one replicated job, ``node`` (the trainer), whose pod has
-    ``init_containers`` and the trainer container ``node``; ``pod`` adds other pod fields."""
-    pod_spec = {"initContainers": init_containers, "containers": [{"name": "node", "image": image}], **(pod or {})}
-    job = replicated_job("node", pod_spec, labels=trainer_labels())
-    return training_runtime(name, [job], {"numNodes": 1, "torch": {}}, labels=labels)
+    """A one-node torch ClusterTrainingRuntime with one replicated job, ``node`` (the trainer), whose pod
+    has ``init_containers`` (none: no initContainers field) and ``containers`` (none: the trainer
+    container ``node`` of ``image``); ``pod`` adds other pod fields."""
+    pod_spec: Obj = {} if init_containers is None else {"initContainers": init_containers}
+    pod_spec["containers"] = [{"name": "node", "image": image}] if containers is None else containers
+    return training_runtime(name, [trainer_job({**pod_spec, **(pod or {})})], torch_policy(), labels=labels)
+
+
+def sized_trainjob(name: str, limits: Obj, requests: Obj | None = None, namespace: str = "team-a") -> Obj:
+    """A TrainJob of runtime ``torch`` that sizes its trainer's ``loader`` sidecar (as the hostile and bound
+    suites' runtime has it) to ``limits`` (and ``requests``), by the manager ``user.example.com/tuner``."""
+    resources: Obj = {"limits": limits} if requests is None else {"limits": limits, "requests": requests}
+    patch = container_patch(
+        "node", "initContainers", {"name": "loader", "resources": resources}, "user.example.com/tuner"
+    )
+    return trainjob(name, "torch", [patch], namespace=namespace)
+
+
+class Anchored(str):
+    """A string that ``yaml_text`` writes once with an anchor and, where the same object stands again, as
+    an alias of it (``&id001 …`` then ``*id001``): how a tenant makes a small file expand."""
+
+
+def aliased_env(value_bytes: int, aliases: int) -> list[Obj]:
+    """Env entries ``E0`` to ``E<aliases>`` whose one value, ``value_bytes`` of ``x``, is anchored at ``E0``
+    and aliased by every other."""
+    value = Anchored("x" * value_bytes)
+    return [{"name": f"E{i}", "value": value} for i in range(aliases + 1)]
+
+
+def aliased_runtime(value_bytes: int, aliases: int) -> Obj:
+    """Issue 46's runtime ``torch``: a ``loader`` sidecar, and a trainer whose one env value of ``value_bytes``
+    is anchored and aliased ``aliases`` times (a small file that is large as written)."""
+    loader = {"name": "loader", "image": "busybox", "restartPolicy": "Always"}
+    trainer = {"name": "node", "image": "pytorch/pytorch", "env": aliased_env(value_bytes, aliases)}
+    return trainer_runtime("torch", [loader], containers=[trainer])
 
 
 class GoSafeDumper(yaml.SafeDumper):
     """PyYAML's safe dumper, but a string go-yaml would read as another type (``n``, ``0o17``, ``1e3``)
-    is double-quoted: what it writes reads the same to kubectl and kustomize (issue 30)."""
+    is double-quoted: what it writes reads the same to kubectl and kustomize (issue 30); an ``Anchored``
+    string is anchored and aliased, as a mapping or a list is."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return not isinstance(data, Anchored) and super().ignore_aliases(data)
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
@@ -124,6 +171,18 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 GoSafeDumper.add_representer(str, _represent_str)
+GoSafeDumper.add_representer(Anchored, _represent_str)
+
+
+def yaml_text(*documents: Any) -> str:
+    """The documents as one YAML stream, ``---`` between them, block style, keys in the order given."""
+    return yaml.dump_all(documents, Dumper=GoSafeDumper, sort_keys=False, width=1 << 20)
+
+
+def items_text(*documents: Any) -> str:
+    """The documents as the entries of a YAML block sequence (items of a ResourceList, as ``hostile.bundle``
+    takes them)."""
+    return yaml.dump(list(documents), Dumper=GoSafeDumper, sort_keys=False, width=1 << 20)
 
 
 def resource_list(items: list[Any], config: Obj | None = None) -> bytes:

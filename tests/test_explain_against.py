@@ -20,39 +20,18 @@ from trainjob_resources.cli import explain as explain_cli
 from trainjob_resources.krm.resource_list import Item, ResourceList
 from trainjob_resources.yamltext.yamlnodes import from_python
 
+from tests.kit import build
 from tests.test_explain import DATA_LOADER, run
 from tests.test_explain_escaping import HOSTILE, skeleton
 
 BASE_TEXT = DATA_LOADER.read_text()
 
 
-def second_trainjob(name: str, namespace: str, memory: str = "16Gi") -> str:
-    return f"""---
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata:
-  name: {name}
-  namespace: {namespace}
-spec:
-  runtimeRef:
-    name: torch-data-pipeline
-  runtimePatches:
-    - manager: user.example.com/me
-      trainingRuntimeSpec:
-        template:
-          spec:
-            replicatedJobs:
-              - name: node
-                template:
-                  spec:
-                    template:
-                      spec:
-                        initContainers:
-                          - name: data-loader
-                            resources:
-                              limits: {{memory: {memory}}}
-                              requests: {{memory: {memory}}}
-"""
+def second_trainjob(name: str, namespace: str, memory: str = "16Gi", sidecar: str = "data-loader") -> str:
+    """A TrainJob of the walkthrough's runtime sizing its ``sidecar`` to ``memory``."""
+    loader = {"name": sidecar, "resources": {"limits": {"memory": memory}, "requests": {"memory": memory}}}
+    patch = build.container_patch("node", "initContainers", loader)
+    return "---\n" + build.yaml_text(build.trainjob(name, "torch-data-pipeline", [patch], namespace=namespace))
 
 
 def checkout(root: Path, text: str) -> Path:
@@ -172,9 +151,9 @@ def test_a_trainjob_one_side_cannot_explain_is_named_and_not_compared(
 ) -> None:
     base, change = sides
     jobs = change / "app" / "jobs.yaml"
-    old = "- name: data-loader\n                            resources"
-    head, tail = jobs.read_text().rsplit(old, 1)  # team-c/new, the last TrainJob
-    jobs.write_text(head + old.replace("data-loader", "data-lodaer") + tail)
+    new, misspelt = (second_trainjob("new", "team-c", "24Gi", sidecar) for sidecar in ("data-loader", "data-lodaer"))
+    assert jobs.read_text().endswith(new)
+    jobs.write_text(jobs.read_text().removesuffix(new) + misspelt)
     monkeypatch.chdir(change)
     code, out, err = run(["app", "--against", str(base), "--format", "json"], capsys, monkeypatch)
     assert code == 1, "the change's own error fails the run, as explain does"

@@ -8,7 +8,6 @@ cluster admits the TrainJob: the function is the only one to catch it before the
 from __future__ import annotations
 
 import copy
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from tests.cluster.apply import (
 )
 from tests.cluster.controlplane import ControlPlane
 from tests.goldens import cases
+from tests.kit import build
 
 pytestmark = pytest.mark.cluster
 
@@ -165,37 +165,23 @@ def test_the_goldens_folder_is_the_one_tests_goldens_reads() -> None:
     assert all((Path(c) / "input.yaml").is_file() for c in ERRORS.values())
 
 
-NUMERIC_PER_NODE = """\
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {{name: numeric, namespace: {namespace}}}
-spec:
-  runtimeRef: {{name: {runtime}}}
-  trainer:
-    image: example.com/train:{tag}
-    resourcesPerNode:
-      limits: {{cpu: {value}}}
-{patches}"""
-PATCHES = """\
-  runtimePatches:
-  - manager: example.com/placer
-    trainingRuntimeSpec:
-      template:
-        spec:
-          replicatedJobs:
-          - name: node
-            template:
-              spec:
-                template:
-                  spec:
-                    nodeSelector: {pool: a}
-"""
+PLACER = "example.com/placer"
+
+
+def numeric_per_node(namespace: str, runtime: str, tag: str, cpu: object, patched: bool) -> str:
+    """A TrainJob whose resourcesPerNode limits ``cpu`` (a number or a string), with a runtimePatch that places
+    its pods (no resources) when ``patched``."""
+    patches = [build.runtime_patch(build.replicated_job("node", {"nodeSelector": {"pool": "a"}}), manager=PLACER)]
+    trainer = {"image": f"example.com/train:{tag}", "resourcesPerNode": {"limits": {"cpu": cpu}}}
+    return build.yaml_text(
+        build.trainjob("numeric", runtime, patches if patched else None, namespace=namespace, trainer=trainer)
+    )
 
 
 @pytest.mark.parametrize("patched", [True, False], ids=["with-runtime-patches", "without"])
-@pytest.mark.parametrize("value", ["1", '"1"'], ids=["number", "string"])
+@pytest.mark.parametrize("value", [1, "1"], ids=["number", "string"])
 def test_a_numeric_resources_per_node_quantity_fails_the_next_apply(
-    control_plane: ControlPlane, patched: bool, value: str
+    control_plane: ControlPlane, patched: bool, value: int | str
 ) -> None:
     """What the crd rule warns of (checks/rules/crd.py ``_numeric_quantities``): on a TrainJob with
     runtimePatches the webhook stores the number as a string, and the next apply of the same number fails
@@ -203,7 +189,7 @@ def test_a_numeric_resources_per_node_quantity_fails_the_next_apply(
     from trainjob_resources.krm import resource_list as krm
     from trainjob_resources.process import process
 
-    quoted = value.startswith('"')
+    quoted = isinstance(value, str)
     namespace = name = f"numeric-{'patched' if patched else 'plain'}-{'string' if quoted else 'number'}"
     runtime = (Path(__file__).parent / "testdata" / "runtimes" / "torch-plain.yaml").read_text()
     runtime = runtime.replace("name: torch-distributed", f"name: {name}")
@@ -211,12 +197,7 @@ def test_a_numeric_resources_per_node_quantity_fails_the_next_apply(
     try:
         control_plane.apply_server_side(runtime)
         time.sleep(0.5)  # the webhook reads runtimes from the controller's cache
-        text = {
-            tag: NUMERIC_PER_NODE.format(
-                namespace=namespace, runtime=name, tag=tag, value=value, patches=PATCHES if patched else ""
-            )
-            for tag in ("v1", "v2")
-        }
+        text = {tag: numeric_per_node(namespace, name, tag, value, patched) for tag in ("v1", "v2")}
         control_plane.apply_server_side(text["v1"])
         stored = control_plane.get("trainjobs.trainer.kubeflow.org", "numeric", namespace)
         assert stored is not None
@@ -229,48 +210,13 @@ def test_a_numeric_resources_per_node_quantity_fails_the_next_apply(
         else:
             assert again.returncode == 0, again.stderr
         # The function warns of the number, at its field, and of nothing in the quoted one.
-        item = "- " + text["v1"].replace("\n", "\n  ").rstrip() + "\n"
-        data = f"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{item}".encode()
+        data = build.resource_list([yaml.safe_load(text["v1"])])
         found = [r for r in process(krm.read(data)).results if r.severity == "warning"]
         paths = [r.field_path for r in found]
         assert paths == (["spec.trainer.resourcesPerNode.limits.cpu"] if patched and not quoted else []), found
     finally:
         control_plane.kubectl("delete", "namespace", namespace, "--wait=false")
         control_plane.delete("clustertrainingruntimes.trainer.kubeflow.org", name, wait=False)
-
-
-MOVED = """\
-apiVersion: config.kubernetes.io/v1
-kind: ResourceList
-items:
-- {runtime}
-- apiVersion: trainer.kubeflow.org/v1alpha1
-  kind: TrainJob
-  metadata: {{name: moved, namespace: {namespace}}}
-  spec:
-    runtimeRef: {{name: {name}}}
-    trainer: {{image: example.com/train:v1}}
-    runtimePatches:
-    - manager: example.com/sizing
-      trainingRuntimeSpec:
-        template:
-          spec:
-            replicatedJobs:
-            - name: node
-              template:
-                spec:
-                  template:
-                    spec:
-                      containers:
-                      - name: node
-                        resources:
-                          limits: {{cpu: 2, memory: 8Gi}}
-functionConfig:
-  apiVersion: v1
-  kind: ConfigMap
-  metadata: {{name: c}}
-  data: {{trainerResources: moveToResourcesPerNode}}
-"""
 
 
 def test_what_the_function_moves_to_resources_per_node_re_syncs(control_plane: ControlPlane) -> None:
@@ -282,7 +228,11 @@ def test_what_the_function_moves_to_resources_per_node_re_syncs(control_plane: C
     namespace = name = "moved-number"
     runtime = yaml.safe_load((Path(__file__).parent / "testdata" / "runtimes" / "torch-plain.yaml").read_text())
     runtime["metadata"]["name"] = name
-    data = MOVED.format(runtime=json.dumps(runtime), namespace=namespace, name=name).encode()
+    sized = {"name": "node", "resources": {"limits": {"cpu": 2, "memory": "8Gi"}}}
+    patch = build.container_patch("node", "containers", sized, manager="example.com/sizing")
+    trainjob = build.trainjob("moved", name, [patch], namespace=namespace, trainer={"image": "example.com/train:v1"})
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    data = build.resource_list([runtime, trainjob], {**config, "data": {"trainerResources": "moveToResourcesPerNode"}})
     rendered = process(krm.read(data))
     assert not [r for r in rendered.results if r.severity in ("error", "warning")], rendered.results
     items = [yaml.safe_load(item.text().lstrip()[2:].replace("\n  ", "\n")) for item in rendered.items]

@@ -16,6 +16,7 @@ from tests.cluster.controlplane import JOBSET, ControlPlane, KubectlError
 from tests.cluster.lifecycle import CLUSTER_SCOPED, RUNTIME_KINDS, argocd_order
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
+NOT_YET = "must be created before the TrainJob is created"
 UPSTREAM = Path("/root/go/pkg/mod/github.com/kubeflow/trainer/v2@v2.3.0")
 
 
@@ -70,6 +71,18 @@ def apply_all(cp: ControlPlane, objects: list[dict[str, Any]], wave_delay: float
             except KubectlError as error:
                 refused[f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"] = str(error)
     return refused
+
+
+def submit(cp: ControlPlane, obj: dict[str, Any], *, dry_run: bool = False, validate: str = "strict") -> Any:
+    """`kubectl create` (or a server-side dry run of it); retried while the TrainJob webhook's cache has
+    not seen the runtime yet (README: what upstream did when run). The completed kubectl."""
+    args = ["create", f"--validate={validate}", "-o", "json", "-f", "-"] + (["--dry-run=server"] if dry_run else [])
+    deadline = time.monotonic() + 15
+    while True:
+        done = cp.kubectl(*args, input=json.dumps(obj), check=False)
+        if NOT_YET not in done.stderr or time.monotonic() > deadline:
+            return done
+        time.sleep(0.1)
 
 
 def create_namespaces(cp: ControlPlane, namespaces: dict[str, str]) -> None:

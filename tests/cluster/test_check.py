@@ -49,17 +49,7 @@ class Checked:
 
 
 def check(cp: ControlPlane, *args: str, cwd: Path, stdin: str | None = None) -> Checked:
-    done = subprocess.run(
-        [sys.executable, "-m", "trainjob_resources", "check", *args, "--kubeconfig", cp.kubeconfig, "--format", "json"],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return Checked(done)
+    return _check_as(Path(cp.kubeconfig), *args, cwd=cwd, stdin=stdin)
 
 
 def render(*args: str, cwd: Path) -> str:
@@ -538,7 +528,11 @@ def _token_kubeconfig(cp: ControlPlane, ns: str, account: str, path: Path) -> Pa
     return path
 
 
-def _check_as(kubeconfig: Path, *args: str, cwd: Path) -> Checked:
+AS_JSON = ("--format", "json")
+
+
+def _check_as(kubeconfig: Path, *args: str, cwd: Path, stdin: str | None = None) -> Checked:
+    """``check`` as installed, with ``kubeconfig``'s credentials, its report as JSON."""
     done = subprocess.run(
         [
             sys.executable,
@@ -552,6 +546,7 @@ def _check_as(kubeconfig: Path, *args: str, cwd: Path) -> Checked:
             "json",
         ],
         cwd=cwd,
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=300,

@@ -30,6 +30,7 @@ import pytest
 import yaml
 from trainjob_resources.kube.quantity import parse_quantity
 
+from tests.cluster.apply import submit
 from tests.cluster.controlplane import JOBSET, TRAINJOB, ControlPlane
 from tests.cluster.lifecycle import differences, documents, explain, jobset_containers
 from tests.examples import VENV_BIN
@@ -38,7 +39,6 @@ from tests.support import load_fixture
 
 pytestmark = pytest.mark.cluster
 
-NOT_YET = "must be created before the TrainJob is created"
 MANAGER = "user.example.com/me"
 TRAINER_LABEL = {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
 # What every runtime's `node` containers ask for, and what the TrainJobs' patches give them.
@@ -91,17 +91,6 @@ def _trainer_jobs(policy: str) -> list[str]:
     """The replicated jobs whose `node` resourcesPerNode sizes on v2.3.0: the trainer-labelled one, and with
     MPI's runLauncherAsNode the `node` workers too (newRuntimeInfo in pkg/runtime/core/trainingruntime.go)."""
     return ["node", "launcher"] if policy == "mpi" else ["node"]
-
-
-def _submit(cp: ControlPlane, obj: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    """`kubectl create`, retried while the TrainJob webhook's cache has not seen the runtime yet (README:
-    what upstream did when run)."""
-    deadline = time.monotonic() + 15
-    while True:
-        done = cp.kubectl("create", "-o", "json", "-f", "-", input=json.dumps(obj), check=False)
-        if NOT_YET not in done.stderr or time.monotonic() > deadline:
-            return done
-        time.sleep(0.1)
 
 
 def _pod(jobset: dict[str, Any], job: str) -> dict[str, Any]:
@@ -228,7 +217,7 @@ def test_spec_trainer_with_the_runtime_s_own_resources_changes_the_pods_on_some_
     rt = _runtime(policy, policy, ns)
     cp.apply_server_side(yaml.safe_dump(rt))
     for name, spec in (("tj-bare", {}), ("tj-trainer", {"trainer": {"resourcesPerNode": RUNTIME_NODE}})):
-        done = _submit(cp, _trainjob(name, ns, rt, **spec))
+        done = submit(cp, _trainjob(name, ns, rt, **spec))
         assert done.returncode == 0, done.stderr
     bare, trainer = cp.wait_for_jobset("tj-bare", ns), cp.wait_for_jobset("tj-trainer", ns)
 
@@ -269,7 +258,7 @@ def test_a_flux_trainjob_needs_spec_trainer_num_nodes(control_plane: ControlPlan
         "tj-nodes-per-node": ({"trainer": {"numNodes": 1, "resourcesPerNode": RUNTIME_NODE}}, None),
     }
     for name, (spec, _) in cases.items():
-        done = _submit(cp, _trainjob(name, ns, rt, **spec))
+        done = submit(cp, _trainjob(name, ns, rt, **spec))
         assert done.returncode == 0, done.stderr
     try:
         for name, (_, where) in cases.items():
@@ -323,14 +312,14 @@ def test_a_move_that_would_create_spec_trainer(
     assert not differences(predicted, jobset_containers(jobset))
 
     # The env and ports of a TrainJob without spec.trainer on the same runtime.
-    assert _submit(cp, _trainjob("tj-bare", ns, rt)).returncode == 0
+    assert submit(cp, _trainjob("tj-bare", ns, rt)).returncode == 0
     assert _env_and_ports(jobset) == _env_and_ports(cp.wait_for_jobset("tj-bare", ns))
     # All of the JobSet (resources, env values, ports) of a TrainJob without spec.trainer on the runtime whose
     # `node` containers carry the patched resources merged in, as a strategic merge of `resources` would.
     merged = {"requests": {"cpu": "4", "memory": "16Gi"}, "limits": {"nvidia.com/gpu": "4"}}
     oracle_rt = _runtime(policy, f"{policy}-sized", ns, node=merged)
     cp.apply_server_side(yaml.safe_dump(oracle_rt))
-    assert _submit(cp, _trainjob("tj-sized", ns, oracle_rt)).returncode == 0
+    assert submit(cp, _trainjob("tj-sized", ns, oracle_rt)).returncode == 0
     oracle = cp.wait_for_jobset("tj-sized", ns)
     assert _shape(jobset, "tj-moved", without=()) == _shape(oracle, "tj-sized", without=())
 
@@ -442,7 +431,7 @@ def test_a_runtime_patch_orders_the_init_containers_it_lists(control_plane: Cont
     cp.apply_server_side(yaml.safe_dump(rt))
     reordered = _patch({"node": {"initContainers": [{"name": "sidecar"}, {"name": "loader"}]}})
     for name, spec in (("tj-unpatched", {}), ("tj-names-only", {"runtimePatches": [reordered]})):
-        done = _submit(cp, _trainjob(name, ns, rt, **spec))
+        done = submit(cp, _trainjob(name, ns, rt, **spec))
         assert done.returncode == 0, done.stderr
     unpatched = _pod(cp.wait_for_jobset("tj-unpatched", ns), "node")
     reordered_pod = _pod(cp.wait_for_jobset("tj-names-only", ns), "node")

@@ -13,7 +13,6 @@ import copy
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from trainjob_resources.kube.quantity import parse_quantity
 
+from tests.cluster.apply import submit
 from tests.cluster.controlplane import TRAINER_RELEASES, ControlPlane
 from tests.examples import VENV_BIN
 from tests.support import load_fixture
@@ -30,7 +30,6 @@ from tests.support import load_fixture
 pytestmark = pytest.mark.cluster
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
-NOT_YET = "must be created before the TrainJob is created"
 on_each_release = pytest.mark.parametrize("trainer_control_plane", TRAINER_RELEASES, indirect=True)
 
 
@@ -73,16 +72,6 @@ def _trainjob(name: str, namespace: str, labels: dict[str, str] | None, sized: b
             ],
         },
     }
-
-
-def _submit(cp: ControlPlane, obj: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    """`kubectl create`, retried while the TrainJob webhook's cache has not seen the runtime yet."""
-    deadline = time.monotonic() + 15
-    while True:
-        done = cp.kubectl("create", "-o", "json", "-f", "-", input=json.dumps(obj), check=False)
-        if NOT_YET not in done.stderr or time.monotonic() > deadline:
-            return done
-        time.sleep(0.1)
 
 
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -136,7 +125,7 @@ def test_trainer_makes_a_relabelled_trainer_job_an_initializer_and_the_function_
         ("same", {ANCESTOR: "trainer"}),
         ("relabelled", {ANCESTOR: "dataset-initializer"}),
     ):
-        done = _submit(cp, _trainjob(name, ns, labels, sized=False))
+        done = submit(cp, _trainjob(name, ns, labels, sized=False))
         assert done.returncode == 0, done.stderr
         jobs[name] = cp.wait_for_jobset(name, ns)["spec"]["replicatedJobs"][0]
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.cluster.apply import submit
 from tests.cluster.controlplane import JOBSET, TRAINER_RELEASES, TRAINJOB, ControlPlane
 from tests.examples import VENV_BIN
 from tests.kit import build
@@ -24,7 +25,6 @@ on_each_release = pytest.mark.parametrize("trainer_control_plane", TRAINER_RELEA
 
 CLUSTER_RUNTIME = "clustertrainingruntimes.trainer.kubeflow.org"
 IN_USE = "trainer.kubeflow.org/resource-in-use"
-NOT_YET = "must be created before the TrainJob is created"
 
 
 def _namespace(cp: ControlPlane, name: str) -> str:
@@ -55,18 +55,6 @@ def _node(template: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def _submit(cp: ControlPlane, obj: dict[str, Any], *, dry_run: bool = False, validate: str = "strict") -> Any:
-    """`kubectl create` (or a server-side dry run of it); retried while the TrainJob webhook's cache has
-    not seen the runtime yet (README: what upstream did when run). The completed kubectl."""
-    args = ["create", f"--validate={validate}", "-o", "json", "-f", "-"] + (["--dry-run=server"] if dry_run else [])
-    deadline = time.monotonic() + 15
-    while True:
-        done = cp.kubectl(*args, input=json.dumps(obj), check=False)
-        if NOT_YET not in done.stderr or time.monotonic() > deadline:
-            return done
-        time.sleep(0.1)
-
-
 def _until(what: str, probe: Callable[[], Any], timeout: float = 15.0) -> Any:
     """The first truthy value of probe(), polled until timeout."""
     deadline = time.monotonic() + timeout
@@ -90,7 +78,7 @@ def test_resources_per_node_replaces_the_trainer_container_s_resources_on_v2_2(
     rt = _runtime("per-node", ns, resources={"requests": {"cpu": "4", "memory": "8Gi"}})
     per_node = {"limits": {"nvidia.com/gpu": 1}}
     cp.apply_server_side(yaml.safe_dump(rt))
-    done = _submit(cp, _trainjob("per-node", ns, rt, trainer={"resourcesPerNode": per_node}))
+    done = submit(cp, _trainjob("per-node", ns, rt, trainer={"resourcesPerNode": per_node}))
     assert done.returncode == 0, done.stderr
     expected = {
         "v2.2.1": {"limits": {"nvidia.com/gpu": "1"}},
@@ -121,7 +109,7 @@ def test_explain_with_trainer_version_predicts_the_jobset(
     rt = _runtime("predict", ns, resources={"requests": {"cpu": "4", "memory": "8Gi"}})
     tj = _trainjob("predict", ns, rt, trainer={"resourcesPerNode": per_node})
     cp.apply_server_side(yaml.safe_dump(rt))
-    done = _submit(cp, tj)
+    done = submit(cp, tj)
     assert done.returncode == 0, done.stderr
     (tmp_path / "in.yaml").write_text(yaml.safe_dump_all([rt, tj]))
     env = {"PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}"}
@@ -142,7 +130,7 @@ def test_a_runtime_edited_before_a_suspended_trainjob_resumes(trainer_control_pl
     ns = _namespace(cp, "snapshot")
     rt = _runtime("snapshot", ns, image="example.com/trainer:before")
     cp.apply_server_side(yaml.safe_dump(rt))
-    done = _submit(cp, _trainjob("held", ns, rt, suspend=True))
+    done = submit(cp, _trainjob("held", ns, rt, suspend=True))
     assert done.returncode == 0, done.stderr
     assert _node(cp.wait_for_jobset("held", ns))["image"] == "example.com/trainer:before"
     snapshot = cp.get("configmap", "held-runtime-snapshot", ns)
@@ -169,7 +157,7 @@ def test_a_cluster_training_runtime_in_use_is_kept_by_a_finalizer_on_v2_2(traine
     ns = _namespace(cp, "in-use")
     rt = _runtime("in-use", None)
     cp.apply_server_side(yaml.safe_dump(rt))
-    assert _submit(cp, _trainjob("user", ns, rt)).returncode == 0
+    assert submit(cp, _trainjob("user", ns, rt)).returncode == 0
     cp.wait_for_jobset("user", ns)
     if cp.trainer == "v2.2.1":
         _until(
@@ -205,7 +193,7 @@ def test_pod_spec_patch_has_termination_grace_period_seconds_from_v2_3(trainer_c
     rt = _runtime("grace", ns)
     cp.apply_server_side(yaml.safe_dump(rt))
     tj = _trainjob("grace", ns, rt, runtimePatches=[_grace_period_patch()])
-    strict, lax = _submit(cp, tj, dry_run=True), _submit(cp, tj, dry_run=True, validate="ignore")
+    strict, lax = submit(cp, tj, dry_run=True), submit(cp, tj, dry_run=True, validate="ignore")
     assert lax.returncode == 0, lax.stderr
     kept = json.loads(lax.stdout)["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]
     kept_pod = kept["replicatedJobs"][0]["template"]["spec"]["template"]
@@ -238,7 +226,7 @@ def test_an_initializer_storage_uri_is_checked_from_v2_3(trainer_control_plane: 
     }
     rt["spec"]["template"]["spec"]["replicatedJobs"].insert(0, job)
     cp.apply_server_side(yaml.safe_dump(rt))
-    done = _submit(cp, _trainjob("uri", ns, rt, initializer={"dataset": {"storageUri": "bucket/path"}}), dry_run=True)
+    done = submit(cp, _trainjob("uri", ns, rt, initializer={"dataset": {"storageUri": "bucket/path"}}), dry_run=True)
     if cp.trainer == "v2.2.1":
         assert done.returncode == 0, done.stderr
     else:

@@ -77,6 +77,7 @@ lint: $(STAMP)
 goldens: $(STAMP)
 	$(BIN)/python -m pytest --update-goldens -p no:cacheprovider -m "not cluster and not image" $(GOLDEN_TESTS)
 	$(BIN)/python -m tests.rules_doc
+	$(BIN)/python -m tests.options_doc
 
 ## Run the benchmark (bench/run.py, a minute or two) and compare with its targets.
 bench: $(STAMP)

@@ -2,7 +2,8 @@
 ``cli/usage.py`` makes of the parsers, ``cli/formats.py``, ``FunctionConfig`` and ``ROLES``, so a new
 option, format, functionConfig option or role that is not in it fails here; ``--update-goldens``
 (``make goldens``) rewrites it in main.py. docs/config.md's option table and role list are checked
-against the same declarations."""
+against the same declarations (tests/options_doc.py writes the table), and the roles table of
+docs/explain-and-policy.md."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def _config_table() -> dict[str, list[str]]:
     text = (ROOT / "docs" / "config.md").read_text()
     rows: dict[str, list[str]] = {}
     option = ""
-    for line in text.split("| option | values | meaning |", 1)[1].split("\n\n", 1)[0].splitlines()[2:]:
+    for line in text.split("| option | values | meaning |", 1)[1].split("\n<!--", 1)[0].splitlines()[2:]:
         cells = [c.strip() for c in line.strip("|").split("|")]
         option = cells[0].strip("`") or option
         rows.setdefault(option, []).append(cells[1])
@@ -75,5 +76,7 @@ def test_the_docs_option_table_lists_every_option_its_values_and_default() -> No
 
 def test_the_roles_are_named_alike_everywhere() -> None:
     assert tuple(ROLE_MEANING) == ROLES
-    text = (ROOT / "docs" / "config.md").read_text()
-    assert "per role: " + ", ".join(f"`{role}`" for role in ROLES) in text
+    assert f"per role ({', '.join(ROLES)})" in config_module._DESCRIPTIONS["maxPerRole"]
+    text = (ROOT / "docs" / "explain-and-policy.md").read_text()
+    table = text.split("| role | the containers |\n| --- | --- |\n", 1)[1].split("\n\n", 1)[0]
+    assert tuple(re.findall(r"^\| `(\w+)` \|", table, re.MULTILINE)) == ROLES, "docs/explain-and-policy.md's roles"

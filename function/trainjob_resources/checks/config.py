@@ -316,6 +316,32 @@ _DESCRIPTIONS = {
     "derivedRuntimeMetadata": "labels and annotations every derived runtime gets (annotations, labels)",
     "results": "which results to report",
 }
+# What each value of an option with a few choices does: docs/config.md's option table is written from
+# FunctionConfig, these and ``_DESCRIPTIONS`` (tests/options_doc.py); an option not here is one row.
+VALUE_MEANINGS: dict[str, dict[str, str]] = {
+    "mode": {
+        "materialize": "validate, then write derived runtimes and rewrite TrainJobs",
+        "native": "for a Trainer release whose `ContainerPatch` has `resources`: validate, keep patches as written, "
+        "derive nothing",
+    },
+    "derivedRuntimeKind": {
+        "TrainingRuntime": "derived runtimes are namespaced, in the TrainJob's namespace: tenants need no "
+        "cluster-scope rights",
+        "ClusterTrainingRuntime": "one cluster-scoped derived runtime per distinct override, only from a runtime "
+        "the platform supplies",
+    },
+    "trainerResources": {
+        "error": "`resources` on the trainer container (`node`) is an error whose `proposedValue` is the "
+        "equivalent `spec.trainer.resourcesPerNode`",
+        "moveToResourcesPerNode": "move it there (an existing `resourcesPerNode` wins per key); refused where "
+        "upstream would size other containers, drop claims or change the trainer",
+    },
+    "results": {
+        "all": "every result: errors, warnings, and one or two infos per TrainJob (its totals, what was rewritten)",
+        "problems": "only warnings and errors",
+        "summary": "warnings and errors, and one info for the run; `render --results` overrides the option",
+    },
+}
 _STRING_FORMS = {
     "maxPerContainer": "name=quantity,name=quantity, or a JSON object",
     "maxPerRole": "role.name=quantity,role.name=quantity, or a JSON object",

@@ -44,6 +44,20 @@ _PLATFORM_WHY = {
     "cluster-wide name space",
     "trainerVersion": "the Trainer the cluster runs decides how the pods' resources are computed, so what the caps see",
 }
+# What a tenant's value other than the platform's does, for each option a tenant may set (docs/hardening.md's
+# trust model table is written from these and _PLATFORM_WHY: tests/options_doc.py).
+TENANT_VALUE: dict[str, str] = {
+    "trainerResources": "`moveToResourcesPerNode` over the platform's `error` is an error",
+    "namespacePolicy": "looser than the platform's (`error` > `warning` > `off`) is an error",
+    "maxPerContainer": "a cap above the platform's is an error; a lower cap, or one on another resource, joins the "
+    "platform's",
+    "maxPerRole": "the same, role by role",
+    "allowedResources": "a name outside the platform's list is an error",
+    "allowGpuInSidecars": "`true` over the platform's `false` is an error",
+    "gpuResources": "leaving out a name of the platform's is an error; more names join",
+    _METADATA: "a platform key given another value is an error; other keys join the platform's",
+    "results": "(what is reported, not what is written)",
+}
 _STRICTNESS = {"off": 0, "warning": 1, "error": 2}
 _TRAINER_RESOURCES_STRICTNESS = {"moveToResourcesPerNode": 0, "error": 1}
 

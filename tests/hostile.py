@@ -21,6 +21,7 @@ HEADER = b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
 MiB = 1024 * 1024
 EXECUTABLE = Path(sys.executable).parent / "trainjob-resources"
 
+# The runtime as text: the hostile suites edit its YAML (flow mappings, a key's indentation) to break it.
 RUNTIME = """\
 - apiVersion: trainer.kubeflow.org/v1alpha1
   kind: ClusterTrainingRuntime
@@ -63,9 +64,7 @@ CONFIG_MAP = """\
 
 def trainjob_value(name: str = "tj", memory: Any = "64Gi") -> dict[str, Any]:
     """A TrainJob that sizes the runtime's ``loader`` sidecar."""
-    container = {"name": "loader", "resources": {"limits": {"memory": memory}, "requests": {"memory": memory}}}
-    patch = build.container_patch("node", "initContainers", container, manager="user.example.com/tuner")
-    return build.trainjob(name, "torch", [patch], namespace="team-a")
+    return build.sized_trainjob(name, {"memory": memory}, {"memory": memory})
 
 
 def trainjob_yaml(value: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ import yaml
 
 from tests.cluster.controlplane import TRAINER_RELEASES, ControlPlane
 from tests.cluster.test_check import apply, dump, namespace, render, runtime, write
+from tests.kit import build
 
 pytestmark = pytest.mark.cluster
 
@@ -22,11 +23,7 @@ MANAGERS = ("a.example.com/sizing", "b.example.com/env", "c.example.com/sizing",
 
 
 def patch(manager: str, loader: dict[str, Any]) -> dict[str, Any]:
-    pod = {"spec": {"template": {"spec": {"initContainers": [{"name": "data-loader", **loader}]}}}}
-    return {
-        "manager": manager,
-        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": pod}]}}},
-    }
+    return build.container_patch("node", "initContainers", {"name": "data-loader", **loader}, manager=manager)
 
 
 def trainjob(name: str, ns: str, base: str) -> dict[str, Any]:
@@ -38,13 +35,7 @@ def trainjob(name: str, ns: str, base: str) -> dict[str, Any]:
         patch(MANAGERS[2], {"resources": {"requests": {"memory": "3Gi"}}}),
         patch(MANAGERS[3], {"env": [{"name": "D", "value": "1"}]}),
     ]
-    spec = {"runtimeRef": {"name": base, "kind": "ClusterTrainingRuntime"}, "runtimePatches": patches}
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": spec,
-    }
+    return build.trainjob(name, base, patches, namespace=ns, kind="ClusterTrainingRuntime")
 
 
 def without_identity(jobset: dict[str, Any]) -> dict[str, Any]:

@@ -38,7 +38,6 @@ pytestmark = pytest.mark.cluster
 KUEUE = "kueue.x-k8s.io/v1beta2"
 WORKLOADS = "workloads.kueue.x-k8s.io"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-TRAINER = "trainer.kubeflow.org/v1alpha1"
 
 
 def shapes_runtime(name: str) -> dict[str, Any]:
@@ -78,23 +77,17 @@ def sized(name: str, namespace: str, runtime: str, queue: str | None) -> dict[st
         patch("node", "initContainers", "loader", {"memory": "3Gi"}),
         patch("dataset-initializer", "containers", "dataset-initializer", {"cpu": "2"}),
     ]
-    spec = {
-        "runtimeRef": {"name": runtime},
-        "runtimePatches": [build.runtime_patch(*jobs, manager="example.com/team")],
-    }
-    return _trainjob(name, namespace, queue, spec)
+    patches = [build.runtime_patch(*jobs, manager="example.com/team")]
+    return build.trainjob(name, runtime, patches, namespace=namespace, labels=_queue(queue))
 
 
 def per_node(name: str, namespace: str, runtime: str, queue: str | None) -> dict[str, Any]:
-    spec = {"runtimeRef": {"name": runtime}, "trainer": {"resourcesPerNode": {"requests": {"cpu": "3"}}}}
-    return _trainjob(name, namespace, queue, spec)
+    trainer = {"resourcesPerNode": {"requests": {"cpu": "3"}}}
+    return build.trainjob(name, runtime, namespace=namespace, labels=_queue(queue), trainer=trainer)
 
 
-def _trainjob(name: str, namespace: str, queue: str | None, spec: dict[str, Any]) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": name, "namespace": namespace}
-    if queue is not None:
-        metadata["labels"] = {QUEUE_LABEL: queue}
-    return {"apiVersion": TRAINER, "kind": "TrainJob", "metadata": metadata, "spec": spec}
+def _queue(queue: str | None) -> dict[str, str] | None:
+    return None if queue is None else {QUEUE_LABEL: queue}
 
 
 def queues(namespace: str, cluster_queue: str, cpu: str, memory: str) -> list[dict[str, Any]]:

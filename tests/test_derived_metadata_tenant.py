@@ -163,15 +163,11 @@ def test_without_the_platform_s_config_the_repository_s_metadata_is_the_user_s()
     (scenario sdk-trainjob-on-derived)."""
     repository = Layer(
         parse_config(
-            {
-                "apiVersion": "fn.trainjob-resources.io/v1alpha1",
-                "kind": "TrainJobResources",
-                "metadata": {"name": "repo"},
-                "spec": {
-                    "derivedRuntimeKind": "ClusterTrainingRuntime",
-                    "derivedRuntimeMetadata": {"annotations": {"argocd.argoproj.io/sync-options": "Prune=false"}},
-                },
-            }
+            build.function_config(
+                "repo",
+                derivedRuntimeKind="ClusterTrainingRuntime",
+                derivedRuntimeMetadata={"annotations": {"argocd.argoproj.io/sync-options": "Prune=false"}},
+            )
         ),
         {
             "derivedRuntimeMetadata": "base/trainjob-resources.yaml",

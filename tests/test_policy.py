@@ -12,6 +12,7 @@ from trainjob_resources.cli import explain as explain_cli
 from trainjob_resources.krm.resource_list import Item, ResourceList
 from trainjob_resources.yamltext.yamlnodes import from_python
 
+from tests.kit import build
 from tests.support import Rendered, container_patch, render, trainer_runtime, trainjob
 
 SIDECAR = (
@@ -77,12 +78,7 @@ def config_map(**data: str) -> dict[str, Any]:
 
 
 def typed(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "fn.trainjob-resources.io/v1alpha1",
-        "kind": "TrainJobResources",
-        "metadata": {"name": "policy"},
-        "spec": spec,
-    }
+    return build.function_config("policy", **spec)
 
 
 def findings(out: Rendered, severity: str = "error") -> list[tuple[str, str]]:

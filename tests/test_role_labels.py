@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.kit import build
 from tests.support import Rendered, render, trainer_runtime, trainjob
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
@@ -20,12 +21,7 @@ CAPS = {"sidecar": {"memory": "16Gi"}, "initializer": {"memory": "256Gi"}}
 
 
 def policy() -> dict[str, Any]:
-    return {
-        "apiVersion": "fn.trainjob-resources.io/v1alpha1",
-        "kind": "TrainJobResources",
-        "metadata": {"name": "policy"},
-        "spec": {"maxPerRole": CAPS},
-    }
+    return build.function_config("policy", maxPerRole=CAPS)
 
 
 def runtime() -> dict[str, Any]:

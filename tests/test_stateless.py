@@ -313,12 +313,7 @@ def test_did_you_mean_proposes_only_the_clusters_name_and_the_copys_new_name_is_
 
 # No two Applications emit one cluster-scoped object with different content
 
-CLUSTER_KIND = {
-    "apiVersion": "fn.trainjob-resources.io/v1alpha1",
-    "kind": "TrainJobResources",
-    "metadata": {"name": "c"},
-    "spec": {"derivedRuntimeKind": "ClusterTrainingRuntime"},
-}
+CLUSTER_KIND = build.function_config("c", derivedRuntimeKind="ClusterTrainingRuntime")
 
 
 def test_cluster_scoped_derived_runtimes_come_only_from_the_platforms_runtimes(

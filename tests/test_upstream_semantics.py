@@ -104,12 +104,7 @@ def trainjob(
 
 
 def config(**spec: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "fn.trainjob-resources.io/v1alpha1",
-        "kind": "TrainJobResources",
-        "metadata": {"name": "fn-config"},
-        "spec": spec,
-    }
+    return build.function_config("fn-config", **spec)
 
 
 def errors(rendered: Any) -> list[tuple[str, str]]:

@@ -44,12 +44,7 @@ TRAINER_LABEL = {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
 # What every runtime's `node` containers ask for, and what the TrainJobs' patches give them.
 RUNTIME_NODE = {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"nvidia.com/gpu": "2"}}
 PATCHED_NODE = {"limits": {"nvidia.com/gpu": 4}, "requests": {"memory": "16Gi"}}
-MOVE = {
-    "apiVersion": "fn.trainjob-resources.io/v1alpha1",
-    "kind": "TrainJobResources",
-    "metadata": {"name": "trainjob-resources"},
-    "spec": {"trainerResources": "moveToResourcesPerNode"},
-}
+MOVE = build.function_config(trainerResources="moveToResourcesPerNode")
 
 
 def _namespace(cp: ControlPlane, name: str) -> str:

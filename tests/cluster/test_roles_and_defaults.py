@@ -25,6 +25,7 @@ from trainjob_resources.kube.quantity import parse_quantity
 from tests.cluster.apply import submit
 from tests.cluster.controlplane import TRAINER_RELEASES, ControlPlane
 from tests.examples import VENV_BIN
+from tests.kit import build
 from tests.support import load_fixture
 
 pytestmark = pytest.mark.cluster
@@ -94,12 +95,7 @@ def _render(tmp_path: Path, objects: list[dict[str, Any]], config: dict[str, Any
 
 
 def _policy(**caps: dict[str, str]) -> dict[str, Any]:
-    return {
-        "apiVersion": "fn.trainjob-resources.io/v1alpha1",
-        "kind": "TrainJobResources",
-        "metadata": {"name": "policy"},
-        "spec": {"maxPerRole": caps},
-    }
+    return build.function_config("policy", maxPerRole=caps)
 
 
 # 1. Roles ------------------------------------------------------------------------------------------------------

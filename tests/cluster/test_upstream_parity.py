@@ -104,12 +104,7 @@ def test_mpi_without_run_launcher_as_node_merges_resources_per_node_into_the_lau
     assert launcher["resources"]["limits"] == {"nvidia.com/gpu": "8"}, "every launcher pod gets the GPUs"
     assert _jobset_container(jobset, "node")["resources"]["limits"] == {"nvidia.com/gpu": "8"}
     patch = {"name": "node", "resources": {"requests": {"memory": "4Gi"}}}
-    moved = {
-        "apiVersion": "fn.trainjob-resources.io/v1alpha1",
-        "kind": "TrainJobResources",
-        "metadata": {"name": "c"},
-        "spec": {"trainerResources": "moveToResourcesPerNode"},
-    }
+    moved = build.function_config("c", trainerResources="moveToResourcesPerNode")
     job = _trainjob(
         "x",
         "parity-mpi",

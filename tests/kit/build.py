@@ -15,6 +15,7 @@ from trainjob_resources.yamltext import yamlnodes as yn
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 CLUSTER_RUNTIME = "ClusterTrainingRuntime"
+CONFIG_API_VERSION = "fn.trainjob-resources.io/v1alpha1"
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK = "trainer.kubeflow.org/framework"
 MANAGER = "user.example.com/me"
@@ -99,6 +100,11 @@ def training_runtime(
     spec: Obj = {} if ml_policy is None else {"mlPolicy": ml_policy}
     spec["template"] = {"spec": {"replicatedJobs": jobs}}
     return {"apiVersion": API_VERSION, "kind": kind, "metadata": metadata(name, namespace, labels), "spec": spec}
+
+
+def function_config(name: str = "trainjob-resources", **spec: Any) -> Obj:
+    """The function's typed functionConfig, ``TrainJobResources`` ``name``, with the options ``spec``."""
+    return {"apiVersion": CONFIG_API_VERSION, "kind": "TrainJobResources", "metadata": {"name": name}, "spec": spec}
 
 
 def torch_policy() -> Obj:

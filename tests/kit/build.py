@@ -3,7 +3,8 @@
 After upstream Trainer's test wrappers (kubeflow/trainer pkg/util/testing/wrapper.go: MakeTrainJobWrapper,
 MakeClusterTrainingRuntimeWrapper, ...): one builder per kind whose defaults a test overrides, so that a
 test writes only what it is about. Each call returns a new plain object (dicts and lists, as
-``yaml.safe_load`` gives them) that the test may edit freely.
+``yaml.safe_load`` gives them) that the test may edit freely; ``yaml_text``, ``items_text`` and
+``resource_list`` write them as a file, the entries of a ResourceList's items, or the ResourceList.
 """
 
 from __future__ import annotations

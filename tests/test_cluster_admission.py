@@ -171,11 +171,14 @@ PLACER = "example.com/placer"
 def numeric_per_node(namespace: str, runtime: str, tag: str, cpu: object, patched: bool) -> str:
     """A TrainJob whose resourcesPerNode limits ``cpu`` (a number or a string), with a runtimePatch that places
     its pods (no resources) when ``patched``."""
-    patches = [build.runtime_patch(build.replicated_job("node", {"nodeSelector": {"pool": "a"}}), manager=PLACER)]
     trainer = {"image": f"example.com/train:{tag}", "resourcesPerNode": {"limits": {"cpu": cpu}}}
-    return build.yaml_text(
-        build.trainjob("numeric", runtime, patches if patched else None, namespace=namespace, trainer=trainer)
-    )
+    patches = [placing_patch()] if patched else None
+    return build.yaml_text(build.trainjob("numeric", runtime, patches, namespace=namespace, trainer=trainer))
+
+
+def placing_patch() -> dict[str, Any]:
+    """A runtimePatches entry without resources (it places the pods): the render keeps it."""
+    return build.runtime_patch(build.replicated_job("node", {"nodeSelector": {"pool": "a"}}), manager=PLACER)
 
 
 @pytest.mark.parametrize("patched", [True, False], ids=["with-runtime-patches", "without"])

@@ -3,13 +3,17 @@ them (issue 33; on the control plane: tests/cluster/test_stored_quantities.py)."
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import yaml
 
 from tests.goldens import run_function
+from tests.kit import build
 from tests.support import load_fixture, resource_list
-from tests.test_cluster_admission import PATCHES  # a patch without resources: runtimePatches stay
+from tests.test_cluster_admission import placing_patch
+
+PATCHES = textwrap.indent(build.yaml_text({"runtimePatches": [placing_patch()]}), "  ")
 
 TRAINJOB = """\
 apiVersion: trainer.kubeflow.org/v1alpha1

@@ -60,23 +60,10 @@ def main(args: list[str]) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    import argparse
-
     from .formats import choices
-    from .render import add_input_options
+    from .render import input_parser
 
-    parser = argparse.ArgumentParser(
-        prog="trainjob-resources check",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_input_options(parser)
-    parser.add_argument(
-        "--namespace",
-        metavar="NS",
-        help="namespace of TrainJobs and TrainingRuntimes that name none (default: the kubeconfig context's)",
-    )
+    parser = input_parser("check", DESCRIPTION, EPILOG, "default: the kubeconfig context's")
     parser.add_argument(
         "--kubeconfig", metavar="FILE", help="default: the first file of $KUBECONFIG, ~/.kube/config, in-cluster"
     )

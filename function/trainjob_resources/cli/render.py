@@ -156,21 +156,25 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _parser() -> argparse.ArgumentParser:
+def input_parser(command: str, description: str, epilog: str, namespace: str) -> argparse.ArgumentParser:
+    """The parser of ``command`` (``render``, ``check``) with the input options and ``--namespace``, which
+    names the namespace of TrainJobs and TrainingRuntimes that name none (``namespace`` says which)."""
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="trainjob-resources render",
-        description=DESCRIPTION,
-        epilog=EPILOG,
+        prog=f"trainjob-resources {command}",
+        description=description,
+        epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_input_options(parser)
-    parser.add_argument(
-        "--namespace",
-        metavar="NS",
-        help="namespace of TrainJobs and TrainingRuntimes that name none (they are printed with it)",
-    )
+    said = f"namespace of TrainJobs and TrainingRuntimes that name none ({namespace})"
+    parser.add_argument("--namespace", metavar="NS", help=said)
+    return parser
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = input_parser("render", DESCRIPTION, EPILOG, "they are printed with it")
     from .formats import choices
 
     parser.add_argument("--output", "-o", choices=choices("render"), default="yaml", help="output format")

@@ -1,19 +1,22 @@
-"""The option tables of the docs, written from their one declaration (issue 47), as tests/rules_doc.py
-writes docs/rules.md from the registry:
+"""The option tables and command synopses of the docs, written from their one declaration (issue 47), as
+tests/rules_doc.py writes docs/rules.md from the registry:
 
 - docs/config.md's functionConfig table: the options, their choices and defaults from ``FunctionConfig``
   (``checks/config.py``), what each choice does from ``VALUE_MEANINGS``, what the other options are from
   ``_DESCRIPTIONS`` (which ``--help`` and the JSON Schema show too), an example from ``cli/usage.py``;
 - docs/hardening.md's trust model: who may set each option (``checks/config_layers.py``: ``PLATFORM_OPTIONS``,
   ``POLICY_OPTIONS``, ``TENANT_OPTIONS``) and what a tenant's other value does (``_PLATFORM_WHY``,
-  ``TENANT_VALUE``).
+  ``TENANT_VALUE``);
+- the synopses of ``render`` (docs/integrations.md), ``explain`` (docs/explain-and-policy.md) and ``check``
+  (docs/check.md): each command's argparse parser, as ``--help``'s first lines (``cli/usage.py``).
 
-Each table stands between two markers in its page; ``python -m tests.options_doc`` (or ``make goldens``)
+Each stands between two markers in its page; ``python -m tests.options_doc`` (or ``make goldens``)
 rewrites it, and tests/test_options_doc.py fails while a page is stale.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 import typing
 from collections.abc import Callable
@@ -24,6 +27,7 @@ import yaml
 from pydantic.fields import FieldInfo
 from trainjob_resources.checks import config, config_layers
 from trainjob_resources.checks.config import FunctionConfig
+from trainjob_resources.cli import usage
 from trainjob_resources.cli.usage import OPTION_EXAMPLES
 from trainjob_resources.trainer.releases import TrainerVersion
 
@@ -119,18 +123,32 @@ def trust_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def synopsis(command: str) -> Callable[[], str]:
+    """The synopsis of ``command`` from its parser, in a shell block."""
+
+    def written() -> str:
+        module = importlib.import_module(f"trainjob_resources.cli.{command}")
+        lines = usage.synopsis(f"trainjob-resources {command}", module._parser())
+        return "```sh\n" + "\n".join(lines) + "\n```\n"
+
+    return written
+
+
 TABLES: dict[str, tuple[Path, Callable[[], str]]] = {
-    "options": (CONFIG_DOC, config_table),
-    "trust model": (TRUST_DOC, trust_table),
+    "options table": (CONFIG_DOC, config_table),
+    "trust model table": (TRUST_DOC, trust_table),
+    "render synopsis": (ROOT / "docs" / "integrations.md", synopsis("render")),
+    "explain synopsis": (ROOT / "docs" / "explain-and-policy.md", synopsis("explain")),
+    "check synopsis": (ROOT / "docs" / "check.md", synopsis("check")),
 }
 
 
 def markers(name: str) -> tuple[str, str]:
-    return f"<!-- {name} table: written by `{RUN}` from its declaration -->\n", f"<!-- end of {name} table -->\n"
+    return f"<!-- {name}: written by `{RUN}` from its declaration -->\n", f"<!-- end of {name} -->\n"
 
 
 def rewritten(name: str) -> tuple[Path, str]:
-    """The page that holds table ``name``, and its text with the table as its declaration makes it."""
+    """The page that holds ``name``, and its text with ``name`` as its declaration makes it."""
     path, table = TABLES[name]
     text = path.read_text()
     begin, end = markers(name)
@@ -144,7 +162,7 @@ def main() -> int:
         path, text = rewritten(name)
         if path.read_text() != text:
             path.write_text(text)
-            print(f"rewrote the {name} table in {path.relative_to(ROOT)}")
+            print(f"rewrote the {name} in {path.relative_to(ROOT)}")
     return 0
 
 

@@ -1,6 +1,6 @@
-"""The option tables of docs/config.md and docs/hardening.md are written from their declarations
-(tests/options_doc.py): a page whose table differs is stale, and every declaration the tables read
-covers every option and value."""
+"""The option tables of docs/config.md and docs/hardening.md, and the synopses of the commands in docs, are
+written from their declarations (tests/options_doc.py): a page whose block differs is stale, and every
+declaration the tables read covers every option and value."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from tests.options_doc import RUN, TABLES, choices, options, rewritten
 
 
 @pytest.mark.parametrize("name", TABLES)
-def test_the_table_is_written_from_its_declaration(name: str) -> None:
+def test_the_block_is_written_from_its_declaration(name: str) -> None:
     path, text = rewritten(name)
-    assert path.read_text() == text, f"{path.name}'s {name} table is stale: run `{RUN}` (or make goldens)"
+    assert path.read_text() == text, f"{path.name}'s {name} is stale: run `{RUN}` (or make goldens)"
 
 
 def test_each_value_meaning_names_exactly_its_option_s_values() -> None:

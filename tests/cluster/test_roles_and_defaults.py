@@ -55,24 +55,9 @@ def _trainjob(name: str, namespace: str, labels: dict[str, str] | None, sized: b
     and writes ``labels`` on the trainer job's template."""
     helper: dict[str, Any] = {"name": "helper"}
     helper.update({"resources": {"limits": {"memory": "128Gi"}}} if sized else {"env": [{"name": "X", "value": "1"}]})
-    job: dict[str, Any] = {"name": "node", "template": {"spec": {"template": {"spec": {"containers": [helper]}}}}}
-    if labels is not None:
-        job["template"]["metadata"] = {"labels": labels}
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "runtimeRef": {"name": "torch", "kind": "TrainingRuntime"},
-            "trainer": {"numNodes": 3, "image": "example.com/trainer:1"},
-            "runtimePatches": [
-                {
-                    "manager": "user.example.com/me",
-                    "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [job]}}},
-                }
-            ],
-        },
-    }
+    patch = build.runtime_patch(build.replicated_job("node", {"containers": [helper]}, labels=labels))
+    trainer = {"numNodes": 3, "image": "example.com/trainer:1"}
+    return build.trainjob(name, "torch", [patch], namespace=namespace, kind="TrainingRuntime", trainer=trainer)
 
 
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -103,10 +103,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(options: argparse.Namespace) -> int:
-    from ..live import findings, gather, report
+    from ..live import findings, gather, native_fields, report
     from ..live.cluster import Cluster
     from ..repo.collected import PATH_KEY
-    from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP
+    from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
     from ..values.keys import LOCAL_CONFIG
     from .check_copies import Drifted, drift_errors, hidden_errors, on_installed, views_on_installed
     from .render import load_for
@@ -163,6 +163,7 @@ def _check(options: argparse.Namespace) -> int:
         found = findings.find(render, live, followed)
         refused = {f.object for f in drift}
         found = [*drift, *(f for f in found if not (f.code == "runtime-drift" and f.object in refused))]
+        found += native_fields.mode(_mode(resource_list), live.crds.get(findings.crd_name(TRAINJOB_KIND)), objects)
         found += findings.forbidden(
             gather.denials(cluster, objects, live, cluster.default_namespace), _identity(cluster)
         )
@@ -199,6 +200,12 @@ def _trainer_version(resource_list: ResourceList, cluster_release: str | None) -
         return NEWEST, False
     resource_list.function_config = with_option(config, "trainerVersion", cluster)
     return cluster, False
+
+
+def _mode(resource_list: ResourceList) -> str:
+    """The render's mode (the config's; the default where the config does not parse: the render reports it)."""
+    config = _config(resource_list)
+    return config.mode if config is not None else "materialize"
 
 
 def _identity(cluster: Cluster) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import copy
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -121,3 +123,58 @@ def test_a_materialized_render_on_the_simulated_future_release_is_an_info(
     assert finding["severity"] == "info"
     assert finding["object"] == "CustomResourceDefinition/trainjobs.trainer.kubeflow.org"
     assert "mode: native" in finding["message"] and "TrainJobDynamicResourceAllocation" in finding["message"]
+
+
+def test_pod_claims_on_the_simulated_future_release_as_the_pod_claims_rule_checks_them(
+    simulated: ControlPlane, tmp_path: Path
+) -> None:
+    """A PodSpecPatch's resourceClaims, as the simulated CRD declares them (the KEP's listMapKey=name and
+    MaxItems=32): kept when valid; a duplicate name and a 33rd claim refused by the API server, and by the
+    pod-claims rule before it."""
+    ns = "mode-claims-sim"
+    repo, native = _setup(simulated, tmp_path, ns)
+    doc = yaml.safe_load(repo.read_text())
+    pod = doc["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]
+    pod = pod["template"]["spec"]["template"]["spec"]
+    pod["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "h100"}]
+    pod["initContainers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    write(repo, doc)
+    apply(simulated, _native_render(repo, native, tmp_path))
+    kept = simulated.get("trainjob", "train", ns)
+    assert kept is not None and _loader(kept)["resources"]["claims"] == [{"name": "gpu"}]
+    for claims, ours, refusal in (
+        (
+            [{"name": "gpu", "resourceClaimTemplateName": "a"}, {"name": "gpu", "resourceClaimTemplateName": "b"}],
+            "duplicate name",
+            'duplicate entries for key [name="gpu"]',
+        ),
+        (
+            [{"name": f"c{i}", "resourceClaimTemplateName": "a"} for i in range(33)],
+            "must have at most 32 items",
+            "must have at most 32 items",
+        ),
+    ):
+        pod["resourceClaims"] = claims
+        doc["metadata"]["name"] = "refused"
+        write(repo, doc)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "trainjob_resources",
+                "render",
+                str(repo),
+                "--config",
+                str(native),
+                "--runtimes",
+                str(tmp_path / "base.yaml"),
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 1 and ours in done.stderr, done.stderr
+        refused = simulated.apply_server_side(dump(doc), check=False)
+        assert refused.returncode != 0 and refusal in refused.stderr, refused.stderr

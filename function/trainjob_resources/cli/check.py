@@ -35,9 +35,11 @@ and does not have are read from the cluster (the installed ones); with it, each 
 with the installed runtime (runtime-drift).
 
 Findings (docs/check.md): runtime-ref-immutable, runtime-missing, runtime-in-use, quota-exceeded,
-queue-exceeded (Kueue), forbidden, runtime-drift where the installed runtime decides otherwise than
-the copy the render read, trainer-version where the cluster's Trainer release gives pods other
-resources than the render's (errors); runtime-drift, trainer-version (warnings); snapshot-kept (info).
+queue-exceeded (Kueue), forbidden, mode where a native render keeps fields the TrainJob CRD lacks,
+runtime-drift where the installed runtime decides otherwise than the copy the render read,
+trainer-version where the cluster's Trainer release gives pods other resources than the render's
+(errors); runtime-drift, trainer-version (warnings); snapshot-kept, mode where the CRD serves
+KEP-2782's resources and the render materializes (infos).
 
 Reads with list calls per kind and namespace. Access (forbidden) is asked with
 SelfSubjectAccessReviews, as --as USER when given (impersonation: the kubeconfig's identity must

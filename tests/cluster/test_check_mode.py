@@ -21,10 +21,14 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from trainjob_resources.checks.rules.pod_claims import _entries
 
 from tests.cluster.controlplane import DEFAULT_TRAINER, ControlPlane, Unavailable, require_paths
 from tests.cluster.kep2782 import TRAINJOB_CRD, simulated_crd
 from tests.cluster.test_check import apply, check, dump, namespace, render, runtime, trainjob, write
+from tests.kit import build
 
 pytestmark = pytest.mark.cluster
 
@@ -178,3 +182,33 @@ def test_pod_claims_on_the_simulated_future_release_as_the_pod_claims_rule_check
         assert done.returncode == 1 and ours in done.stderr, done.stderr
         refused = simulated.apply_server_side(dump(doc), check=False)
         assert refused.returncode != 0 and refusal in refused.stderr, refused.stderr
+
+
+CLAIM_NAMES = st.sampled_from(["gpu", "nic", "a", "b"])
+
+
+@pytest.mark.slow
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    names=st.lists(CLAIM_NAMES, max_size=3)
+    | st.lists(st.sampled_from([f"c{i}" for i in range(40)]), min_size=30, max_size=34, unique=True)
+    | st.lists(CLAIM_NAMES, min_size=31, max_size=33)
+)
+@example(names=[f"c{i}" for i in range(33)])
+@example(names=["gpu", "gpu"])
+def test_the_pod_claims_rule_refuses_what_the_simulated_crd_refuses(simulated: ControlPlane, names: list[str]) -> None:
+    """Differential, on generated claim lists: the API server refuses (dry run) exactly the lists the pod-claims
+    rule finds a duplicate name or too many claims in (the schema's part; the rule's other checks are pod
+    validation's, which the TrainJob's schema does not make)."""
+    claims = [{"name": n, "resourceClaimTemplateName": "t"} for n in names]
+    loader = {"name": "data-loader", "resources": {"claims": [{"name": names[0]}]} if names else {}}
+    apply(simulated, dump(runtime("mode-differential-base")))  # server-side: the same object every example
+    doc = trainjob("claims", "default", "mode-differential-base")
+    patch = build.container_patch("node", "initContainers", loader, manager="example.com/team")
+    pod = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod["resourceClaims"] = claims
+    doc["spec"]["runtimePatches"] = [patch]
+    ours = [v.message for v in _entries(claims, "resourceClaims")]
+    schema_refusal = any(m.startswith(("duplicate name", "must have at most")) for m in ours)
+    done = simulated.apply_server_side(dump(doc), dry_run=True, check=False)
+    assert (done.returncode != 0) == schema_refusal, (ours, done.stderr)

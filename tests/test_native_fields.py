@@ -64,3 +64,8 @@ def test_kept_fields_names_each_resources_and_resource_claims() -> None:
     pod = tj["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]
     pod["template"]["spec"]["template"]["spec"]["resourceClaims"] = []
     assert [field for _, field in kept_fields(tj)] == ["claims", "resources"]
+
+
+def test_the_error_names_only_the_fields_the_trainjob_keeps() -> None:
+    [error] = mode("native", _crd(False, False), [_trainjob()])
+    assert "containers[].resources" in error.message and "resourceClaims" not in error.message

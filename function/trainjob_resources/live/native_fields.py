@@ -141,14 +141,16 @@ def mode(configured: str, crd: Mapping[str, Any] | None, objects: Sequence[Mappi
         ]
     out: list[Finding] = []
     for trainjob in trainjobs:
-        missing = [path for path, field in kept_fields(trainjob) if not getattr(fields, field)]
-        if not missing:
+        kept = [(path, field) for path, field in kept_fields(trainjob) if not getattr(fields, field)]
+        if not kept:
             continue
+        missing = [path for path, _ in kept]
+        used = {field for _, field in kept}
         named = ", ".join(missing[:MAX_PATHS]) + (
             f" and {len(missing) - MAX_PATHS} more" if len(missing) > MAX_PATHS else ""
         )
         lacks = " and ".join(
-            f for f, has in ((CONTAINER_FIELD, fields.resources), (POD_FIELD, fields.claims)) if not has
+            name for field, name in (("resources", CONTAINER_FIELD), ("claims", POD_FIELD)) if field in used
         )
         out.append(
             Finding(

@@ -4,7 +4,7 @@ KEP-2782 (kubeflow/trainer ``proposals/2782-dra-support/README.md``, merged as P
 PR 4027, open) adds ``resources`` to ``ContainerPatch`` and ``resourceClaims`` to ``PodSpecPatch``. No
 release serves them: v2.3.0's CRD (``manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml``) has
 neither. Whether a cluster's does is read as Kueue reads the TrainJob CRD before it relies on a field
-(kubernetes-sigs/kueue PR 14943, ``pkg/controller/jobs/trainjob/crd_validation.go``: the served
+(kubernetes-sigs/kueue PR 14943, its TrainJob integration's ``crd_validation.go``: the served
 version's ``openAPIV3Schema``, walked property by property down to the field).
 
 Where the CRD lacks a field a native render keeps, the API server refuses the TrainJob under strict

@@ -40,6 +40,8 @@ RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 # Goldens that cannot run on v2.3.0 as they are: why.
 NOT_ON_V2_3_0 = {
     "native-mode": "native mode is for a Trainer whose ContainerPatch has resources; v2.3.0's has none",
+    "native-kep-2782": "KEP-2782's fields: v2.3.0's CRD refuses them, and no release's controller applies them "
+    "(tests/cluster/test_check_mode.py applies them to a simulated CRD)",
 }
 # Goldens whose output the control plane refuses today: the finding (xfail, strict: fixed, they fail).
 REFUSED_TODAY: dict[str, str] = {}

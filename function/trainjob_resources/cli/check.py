@@ -35,9 +35,11 @@ and does not have are read from the cluster (the installed ones); with it, each 
 with the installed runtime (runtime-drift).
 
 Findings (docs/check.md): runtime-ref-immutable, runtime-missing, runtime-in-use, quota-exceeded,
-queue-exceeded (Kueue), forbidden, runtime-drift where the installed runtime decides otherwise than
-the copy the render read, trainer-version where the cluster's Trainer release gives pods other
-resources than the render's (errors); runtime-drift, trainer-version (warnings); snapshot-kept (info).
+queue-exceeded (Kueue), forbidden, mode where a native render keeps fields the TrainJob CRD lacks,
+runtime-drift where the installed runtime decides otherwise than the copy the render read,
+trainer-version where the cluster's Trainer release gives pods other resources than the render's
+(errors); runtime-drift, trainer-version (warnings); snapshot-kept, mode where the CRD serves
+KEP-2782's resources and the render materializes (infos).
 
 Reads with list calls per kind and namespace. Access (forbidden) is asked with
 SelfSubjectAccessReviews, as --as USER when given (impersonation: the kubeconfig's identity must
@@ -90,10 +92,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(options: argparse.Namespace) -> int:
-    from ..live import findings, gather, report
+    from ..live import findings, gather, native_fields, report
     from ..live.cluster import Cluster
     from ..repo.collected import PATH_KEY
-    from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP
+    from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
     from ..values.keys import LOCAL_CONFIG
     from .check_copies import Drifted, drift_errors, hidden_errors, on_installed, views_on_installed
     from .render import load_for
@@ -150,6 +152,7 @@ def _check(options: argparse.Namespace) -> int:
         found = findings.find(render, live, followed)
         refused = {f.object for f in drift}
         found = [*drift, *(f for f in found if not (f.code == "runtime-drift" and f.object in refused))]
+        found += native_fields.mode(_mode(resource_list), live.crds.get(findings.crd_name(TRAINJOB_KIND)), objects)
         found += findings.forbidden(
             gather.denials(cluster, objects, live, cluster.default_namespace), _identity(cluster)
         )
@@ -186,6 +189,12 @@ def _trainer_version(resource_list: ResourceList, cluster_release: str | None) -
         return NEWEST, False
     resource_list.function_config = with_option(config, "trainerVersion", cluster)
     return cluster, False
+
+
+def _mode(resource_list: ResourceList) -> str:
+    """The render's mode (the config's; the default where the config does not parse: the render reports it)."""
+    config = _config(resource_list)
+    return config.mode if config is not None else "materialize"
 
 
 def _identity(cluster: Cluster) -> str:

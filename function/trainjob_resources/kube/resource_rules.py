@@ -285,3 +285,8 @@ def _label_violations(value: str, path: str) -> list[Violation]:
         dots = _SUBDOMAIN.fullmatch(value) is not None
         errors.append("must not contain dots" if dots else _regex_error(_LABEL_MSG, _LABEL_FMT, "my-name", "123-abc"))
     return [Violation(path, e, current_value=value) for e in errors]
+
+
+def dns_label_violations(value: str, path: str) -> list[Violation]:
+    """``ValidateDNS1123Label``, as pod validation checks a ``pod.spec.resourceClaims`` entry's name."""
+    return _label_violations(value, path)

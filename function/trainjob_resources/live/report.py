@@ -22,6 +22,7 @@ CODES: Final = (
     "quota-exceeded",
     "queue-exceeded",
     "forbidden",
+    "mode",
     "runtime-drift",
     "snapshot-kept",
     "trainer-version",

@@ -6,7 +6,9 @@ names (``MergeResourceRequirements``: nulls pruned, claims by name) and keeps on
 and requests: with ``resourcesPerNode`` set, a trainer container has no claims, neither the runtime's
 nor resourcesPerNode's; see ``merge``. Trainer v2.2's JobSet builder replaces those containers'
 resources with resourcesPerNode instead (``per_node_replaces``). In ``native`` mode the
-patches' nulls are pruned too: the API server keeps none.
+patches' nulls are pruned too: the API server keeps none; and the trainer containers keep their claims,
+as KEP-2782 specifies (kubeflow/trainer proposals/2782-dra-support: ``trainingruntime.go`` "merge
+resourcesPerNode and claims by name").
 
 Each value remembers where it came from (the runtime, a patch's manager, resourcesPerNode), so
 errors point at the field that introduced the value and ``explain`` can show its source.
@@ -123,7 +125,7 @@ def effective_resources(
         )
         out[site.key] = effective
     if resources_per_node is not None and trainers is not None:
-        _apply_per_node(out, jobs, resources_per_node, trainers, per_node_replaces)
+        _apply_per_node(out, jobs, resources_per_node, trainers, per_node_replaces, native)
     return out
 
 
@@ -133,6 +135,7 @@ def _apply_per_node(
     resources_per_node: Mapping[str, Any],
     trainers: Topology,
     per_node_replaces: bool,
+    native: bool = False,
 ) -> None:
     per_node = without_nulls(resources_per_node)
     # builder.go at v2.2.1: only a resourcesPerNode with limits or requests is applied.
@@ -148,8 +151,8 @@ def _apply_per_node(
                     effective.replace(per_node, Source(PER_NODE_SOURCE, RESOURCES_PER_NODE_PATH))
                 else:
                     effective.overlay(per_node, Source(PER_NODE_SOURCE, RESOURCES_PER_NODE_PATH), claims_by_name=True)
-                # newRuntimeInfo then keeps only limits and requests: the claims are gone.
-                claims = effective.requirements.pop("claims", None)
+                # newRuntimeInfo then keeps only limits and requests: the claims are gone (not under the KEP).
+                claims = None if native else effective.requirements.pop("claims", None)
                 effective.dropped_claims = [
                     str(c.get("name")) for c in claims or [] if isinstance(c, MAPPINGS) and c.get("name")
                 ]

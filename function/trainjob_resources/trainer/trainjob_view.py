@@ -179,6 +179,7 @@ class PodSpecPatchView(_View):
         "imagePullSecrets": ("image_pull_secrets", "anylist?"),
         "initContainers": ("init_containers", (ContainerPatchView,)),
         "nodeSelector": ("node_selector", "strmap?"),
+        "resourceClaims": ("resource_claims", "anylist?"),
         "schedulingGates": ("scheduling_gates", "anylist?"),
         "securityContext": ("security_context", "anymap?"),
         "serviceAccountName": ("service_account_name", "str?"),

@@ -1,6 +1,7 @@
 """A patched container claim must name an entry of the pod's ``resourceClaims`` (Kubernetes' pod
 validation, pkg/apis/core/validation/validation.go ``validateResourceClaimNames``); a
-``PodSpecPatch`` cannot add one, so the runtime's pod template has to have it."""
+``PodSpecPatch`` cannot add one, so the runtime's pod template has to have it. In ``native`` mode
+``native_claims`` checks instead: KEP-2782's PodSpecPatch can add one."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ from ...trainer.sites import ContainerSite
 from ...values.violations import Violation
 from ..context import TrainJobContext
 from .framework import Rule
-from .reads import CONTAINER_SITES, PATCHED_RESOURCES, RUNTIME
+from .reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RUNTIME
 from .stages import PATCHES
 
 
 def _check(context: TrainJobContext, site: ContainerSite) -> list[Violation]:
     claims = (site.resources or {}).get("claims")
-    if not isinstance(claims, list):
+    if context.native or not isinstance(claims, list):
         return []
     runtime = context.runtime
     assert runtime.model is not None
@@ -46,7 +47,7 @@ RULE = Rule(
     "claims",
     (PATCHES,),
     "container-site",
-    (RUNTIME, CONTAINER_SITES, PATCHED_RESOURCES),
+    (MODE, RUNTIME, CONTAINER_SITES, PATCHED_RESOURCES),
     "resource claims the pod does not declare",
     _check,
 )

@@ -1,6 +1,7 @@
 """One ContainerPatch against the unpatched runtime: the container it names must be there, in the
 list it names; no ``env`` for the ``node`` and initializer containers (``runtime_free``); and the
-trainer container's resources per the functionConfig's ``trainerResources``.
+trainer container's resources per the functionConfig's ``trainerResources`` (not in ``native`` mode, where
+KEP-2782 keeps the node container's patch: ``native_per_node``).
 
 Stricter than upstream on purpose: ``pkg/runtime/framework/plugins/jobset/jobset.go`` ``Validate``
 checks that patched containers exist in the *merged* spec (``ValidateObjects``,
@@ -14,7 +15,7 @@ from ...trainer.sites import ContainerSite
 from ...values.violations import Violation
 from ..context import TrainJobContext
 from .framework import Rule
-from .reads import MOVED, TRAINER_RESOURCES
+from .reads import MODE, MOVED, TRAINER_RESOURCES
 from .runtime_free import reserved_env_violations
 from .stages import PATCHES
 
@@ -30,6 +31,7 @@ def _check(context: TrainJobContext, site: ContainerSite) -> list[Violation]:
     # once, instead of a proposal that contradicts it.
     if (
         site.resources is not None
+        and not context.native
         and context.config.trainer_resources == "error"
         and context.topo.is_trainer(site.job, site.container_list, site.name)
         and (moved := context.moved[0]) is not None
@@ -70,7 +72,7 @@ RULE = Rule(
     "container-site",
     (PATCHES,),
     "container-site",
-    (TRAINER_RESOURCES, *MOVED),
+    (MODE, TRAINER_RESOURCES, *MOVED),
     "ContainerPatches naming a container the runtime lacks, and trainer containers sized by runtimePatches",
     _check,
 )

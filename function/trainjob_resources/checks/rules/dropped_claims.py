@@ -1,6 +1,7 @@
 """Claims that a written resourcesPerNode makes Kubeflow Trainer drop: ``newRuntimeInfo``
 (pkg/runtime/core/trainingruntime.go) keeps only limits and requests of the trainer containers,
-its own claims included."""
+its own claims included. Not in ``native`` mode: KEP-2782's Trainer merges resourcesPerNode and the
+claims by name and rejects claims in resourcesPerNode (``native_per_node``)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,13 @@ from ...values import fieldpath
 from ...values.violations import Violation
 from ..context import TrainJobContext
 from .framework import Rule
-from .reads import CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
+from .reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
 from .stages import PATCHES
 
 
 def _check(context: TrainJobContext, _: Any) -> list[Violation]:
     per_node, topo = context.per_node, context.topo
-    if per_node is None or not topo.trainers:
+    if context.native or per_node is None or not topo.trainers:
         return []
     out: list[Violation] = []
     own = per_node.get("claims")
@@ -63,7 +64,7 @@ RULE = Rule(
     "dropped-claims",
     (PATCHES,),
     "trainjob",
-    (RUNTIME, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY),
+    (MODE, RUNTIME, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY),
     "trainer claims lost when resourcesPerNode replaces the container's resources",
     _check,
 )

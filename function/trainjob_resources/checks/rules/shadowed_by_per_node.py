@@ -3,7 +3,8 @@ Trainer merges resourcesPerNode over the trainer container (``newRuntimeInfo``,
 pkg/runtime/core/trainingruntime.go), so the patch's value never reaches a pod, and a move to
 resourcesPerNode (``checks/moving.py``) keeps resourcesPerNode's. Said, not dropped silently. On
 Trainer v2.2 resourcesPerNode replaces the trainer container's resources (``trainer/releases.py``):
-there every patched value is overridden, whatever its resource name."""
+there every patched value is overridden, whatever its resource name. In ``native`` mode nothing moves:
+``native_per_node`` says what KEP-2782's precedence keeps."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ...values.violations import Violation
 from ..context import TrainJobContext
 from ..materialize import canonical_quantity
 from .framework import Rule
-from .reads import CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY, TRAINER_VERSION
+from .reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY, TRAINER_VERSION
 from .stages import PATCHES
 
 PER_NODE = "spec.trainer.resourcesPerNode"
@@ -23,7 +24,9 @@ PER_NODE = "spec.trainer.resourcesPerNode"
 
 def _check(context: TrainJobContext, site: Any) -> list[Violation]:
     per_node = context.per_node
-    if site.resources is None or not isinstance(per_node, Mapping) or not context.topo.is_trainer(*site.key):
+    if context.native or site.resources is None or not isinstance(per_node, Mapping):
+        return []
+    if not context.topo.is_trainer(*site.key):
         return []
     if context.release.per_node_replaces:
         return _replaced(context, site, per_node)
@@ -89,7 +92,7 @@ RULE = Rule(
     "shadowed-by-resources-per-node",
     (PATCHES,),
     "container-site",
-    (CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY, TRAINER_VERSION),
+    (MODE, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY, TRAINER_VERSION),
     "trainer patch values that resourcesPerNode overrides",
     _check,
 )

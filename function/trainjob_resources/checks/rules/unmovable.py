@@ -1,6 +1,7 @@
 """Why the trainer containers' patches cannot move to ``spec.trainer.resourcesPerNode``
 (``checks/moving.py``): said under every ``trainerResources``, so that no proposal is missing
-without a reason."""
+without a reason. In ``native`` mode nothing moves (KEP-2782 keeps the node container's patch:
+``native_per_node``)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from typing import Any
 from ...values.violations import Violation
 from ..context import TrainJobContext
 from .framework import Rule
-from .reads import MOVED
+from .reads import MODE, MOVED
 from .stages import PATCHES
 
 
 def _check(context: TrainJobContext, _: Any) -> list[Violation]:
     problem = context.moved[1]
-    if problem is None:
+    if problem is None or context.native:
         return []
     topo = context.topo
     first = next(s for s in context.sites if s.resources is not None and topo.is_trainer(*s.key))
@@ -33,7 +34,7 @@ RULE = Rule(
     "unmovable",
     (PATCHES,),
     "trainjob",
-    MOVED,
+    (MODE, *MOVED),
     "trainer patches that resourcesPerNode cannot express",
     _check,
 )

@@ -321,8 +321,8 @@ _DESCRIPTIONS = {
 VALUE_MEANINGS: dict[str, dict[str, str]] = {
     "mode": {
         "materialize": "validate, then write derived runtimes and rewrite TrainJobs",
-        "native": "for a Trainer release whose `ContainerPatch` has `resources`: validate, keep patches as written, "
-        "derive nothing",
+        "native": "for a Trainer whose TrainJob CRD has KEP-2782's fields (no release yet): validate with the "
+        "KEP's rules, keep patches as written, derive nothing ([Native mode](#native-mode-kep-2782))",
     },
     "derivedRuntimeKind": {
         "TrainingRuntime": "derived runtimes are namespaced, in the TrainJob's namespace: tenants need no "

@@ -9,9 +9,9 @@ import argparse
 import typing
 
 import pytest
-from trainjob_resources.checks.config import FunctionConfig
 from trainjob_resources.checks.reporting import RESULTS_OPTIONS
 from trainjob_resources.cli import check, explain, formats, render
+from trainjob_resources.options.config import FunctionConfig
 
 PARSERS = {"render": render._parser, "explain": explain._parser, "check": check._parser}
 # command -> (parser, option) whose choices select its renderer

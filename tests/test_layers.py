@@ -16,7 +16,20 @@ PACKAGE = Path(__file__).resolve().parents[1] / "function" / "trainjob_resources
 NAME = "trainjob_resources"
 
 # Lowest first. A subpackage is a layer; so are the pipeline module and the entry point.
-LAYERS = ("values", "yamltext", "krm", "kube", "trainer", "checks", "process", "repo", "live", "cli", "__main__")
+LAYERS = (
+    "values",
+    "yamltext",
+    "krm",
+    "kube",
+    "trainer",
+    "options",
+    "checks",
+    "process",
+    "repo",
+    "live",
+    "cli",
+    "__main__",
+)
 
 
 class Import:
@@ -119,7 +132,7 @@ def test_the_package_root_holds_only_the_entry_points_and_the_pipeline() -> None
     assert modules == ["__init__.py", "__main__.py", "process.py"]
     folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
     assert folders == sorted(layer for layer in LAYERS if (PACKAGE / layer).is_dir())
-    assert len(folders) == 9
+    assert len(folders) == 10
 
 
 @pytest.mark.parametrize("layer", [layer for layer in LAYERS if (PACKAGE / layer).is_dir()])

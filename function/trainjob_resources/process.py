@@ -30,7 +30,6 @@ from .checks.materialize import (
     with_internal_annotations,
 )
 from .checks.memo import Memo
-from .checks.options import DEFAULTS, Options
 from .checks.plan import Plan
 from .checks.provenance import (
     ProvenanceError,
@@ -59,6 +58,7 @@ from .checks.rules.stages import (
 )
 from .checks.rules.stored_quantities import respell
 from .krm.resource_list import Field, FileRef, Item, ItemState, ResourceList, Result
+from .options.options import DEFAULTS, Options
 from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS
 from .trainer.effective import ContainerKey, Effective, effective_resources
 from .trainer.sites import container_sites, writes_resources
@@ -208,7 +208,7 @@ def process(
     config_item = resource_list.function_config
     config: Options = DEFAULTS  # no functionConfig: the defaults, without importing pydantic
     if config_item is not None:
-        from .checks.config import ConfigError, parse_config
+        from .options.config import ConfigError, parse_config
 
         try:
             config = parse_config(config_item.value())

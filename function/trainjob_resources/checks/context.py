@@ -17,6 +17,7 @@ from yaml.nodes import MappingNode
 
 from ..krm.resource_list import Item
 from ..kube.merge import without_nulls
+from ..options.options import Options
 from ..trainer.api import CLUSTER_RUNTIME_KIND
 from ..trainer.releases import TrainerRelease, release
 from ..trainer.sites import ContainerSite, JobPatchSite, job_sites
@@ -26,7 +27,6 @@ from ..values.records import MutableRecord, Record
 from ..values.violations import Violation
 from . import moving
 from .bundle import Bundle, Identity, Resolution, RuntimeEntry
-from .options import Options
 
 if TYPE_CHECKING:
     from .derived_bound import OutputBound

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Final
 
 from ..krm.resource_list import Item, Result
+from ..options.options import with_option
 from ..values.records import MutableRecord
-from .options import with_option
 
 RESULTS_OPTIONS: Final = ("all", "summary", "problems")
 RESULTS_HELP: Final = "which results to report: all (default), problems (warnings and errors), summary (and one info)"

@@ -17,13 +17,13 @@ if TYPE_CHECKING:
     import argparse
 
     from ..checks.bundle import Bundle
-    from ..checks.config import FunctionConfig
     from ..checks.explain import TrainJobPods
     from ..krm.resource_list import Item, ResourceList
     from ..live.cluster import Cluster
     from ..live.findings import Live
     from ..live.report import Finding
     from ..live.trainer_release import Followed
+    from ..options.config import FunctionConfig
 
 DESCRIPTION = """\
 Check what syncing the render would do to the live cluster, before it runs: what the API server or
@@ -185,7 +185,7 @@ def _trainer_version(resource_list: ResourceList, cluster_release: str | None) -
     """The ``trainerVersion`` the render follows, and whether the config set it: the config's, else
     the cluster's release where the function supports it (written into the functionConfig), else the
     newest."""
-    from ..checks.options import CONFIG_KIND, with_option
+    from ..options.options import CONFIG_KIND, with_option
     from ..trainer.releases import NEWEST, trainer_version_of
 
     config = resource_list.function_config
@@ -263,7 +263,7 @@ def _views(
 
 
 def _config(resource_list: ResourceList) -> FunctionConfig | None:
-    from ..checks.config import ConfigError, parse_config
+    from ..options.config import ConfigError, parse_config
 
     config_item = resource_list.function_config
     try:

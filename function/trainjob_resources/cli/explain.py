@@ -18,10 +18,10 @@ if TYPE_CHECKING:
     import argparse
 
     from ..checks.bundle import Bundle
-    from ..checks.config import FunctionConfig
     from ..checks.explain import LeftOut, TrainJobPods
     from ..checks.explain_bound import ExplainBound
     from ..krm.resource_list import Item, ResourceList, ResourceRef, Result
+    from ..options.config import FunctionConfig
 
 DESCRIPTION = """\
 Explain what each TrainJob will ask the scheduler for: per replicated job the number of pods
@@ -203,10 +203,10 @@ def explain_views(
     past it, the rest are left out, with an error.
     """
     from ..checks import explain
-    from ..checks.config import ConfigError, parse_config
     from ..checks.explain_bound import BOUND_REASON
     from ..checks.explain_bound import ExplainBound as Bound
     from ..krm.resource_list import Result as KrmResult
+    from ..options.config import ConfigError, parse_config
     from ..process import process
 
     if bound is None:

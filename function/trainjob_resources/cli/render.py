@@ -63,7 +63,7 @@ Exit status: 0 when rendered, 1 on any error or when there is nothing to print (
 
 def env_name(option: str) -> str:
     """``derivedRuntimeKind`` -> ``ARGOCD_ENV_DERIVED_RUNTIME_KIND``."""
-    from ..checks import config_layers
+    from ..options import config_layers
 
     return config_layers.env_name(option)
 

@@ -38,7 +38,7 @@ def _trainjob() -> dict[str, Any]:
 
 
 def _config() -> dict[str, Any]:
-    from ..checks.config import json_schema
+    from ..options.config import json_schema
 
     return json_schema()
 

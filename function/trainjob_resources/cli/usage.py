@@ -96,8 +96,8 @@ def _word(action: argparse.Action) -> str:
 
 def function_config() -> list[str]:
     """The functionConfig's forms and every option of FunctionConfig, in its order."""
-    from ..checks.config import _DESCRIPTIONS, FunctionConfig
-    from ..checks.options import CONFIG_API_VERSION, CONFIG_KIND
+    from ..options.config import _DESCRIPTIONS, FunctionConfig
+    from ..options.options import CONFIG_API_VERSION, CONFIG_KIND
 
     lines = [
         "functionConfig: none, a v1 ConfigMap (the options under `data`, as strings), or",

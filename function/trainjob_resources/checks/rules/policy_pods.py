@@ -19,12 +19,12 @@ from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 from ...krm.resource_list import Item
+from ...options.options import Options
 from ...values.records import MutableRecord
 from ...values.violations import Violation
 from ..bundle import Bundle
 from ..context import TrainJobContext
 from ..explain import ContainerView, JobView, TrainJobPods, explain_trainjob
-from ..options import Options
 from .framework import Rule, key_of
 from .namespace_objects import (
     LIMIT_RANGE,

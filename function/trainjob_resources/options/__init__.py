@@ -1,0 +1,7 @@
+"""The function's options: what the platform and the tenant tell it. The options the checks read,
+as a protocol, and their defaults without pydantic (``options``); the functionConfig validated
+(``config``: pydantic, imported only when there is one); the platform's and the tenant's layers
+combined into one (``config_layers``).
+
+May import: ``values``, ``yamltext``, ``krm``, ``kube``, ``trainer``.
+"""

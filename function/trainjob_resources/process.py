@@ -18,27 +18,7 @@ from yaml.nodes import MappingNode, Node
 
 from .checks.bundle import Bundle, Identity, identity_of, index, path_of
 from .checks.context import TrainJobContext
-from .checks.derived_bound import BOUND_MESSAGE
-from .checks.materialize import (
-    Derived,
-    add_metadata,
-    place_next_to,
-    point_at,
-    set_sync_wave,
-    strip_resources,
-    sync_wave,
-    with_internal_annotations,
-)
 from .checks.memo import Memo
-from .checks.plan import Plan
-from .checks.provenance import (
-    ProvenanceError,
-    dump,
-    has_provenance,
-    recheck_as_written,
-    restore,
-    restored_places,
-)
 from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.rules import policy_stage, registry
 from .checks.rules.framework import run, stops_at_error
@@ -57,6 +37,26 @@ from .checks.rules.stages import (
     TRAINJOB,
 )
 from .checks.rules.stored_quantities import respell
+from .derive.derived_bound import BOUND_MESSAGE
+from .derive.materialize import (
+    Derived,
+    add_metadata,
+    place_next_to,
+    point_at,
+    set_sync_wave,
+    strip_resources,
+    sync_wave,
+    with_internal_annotations,
+)
+from .derive.plan import Plan
+from .derive.provenance import (
+    ProvenanceError,
+    dump,
+    has_provenance,
+    recheck_as_written,
+    restore,
+    restored_places,
+)
 from .krm.resource_list import Field, FileRef, Item, ItemState, ResourceList, Result
 from .options.options import DEFAULTS, Options
 from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from ..derive.provenance import DERIVED_FROM, old
 from ..krm.resource_list import Item
 from ..kube.resource_rules import default_requests, validate_resource_requirements
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
@@ -18,7 +19,6 @@ from ..trainer.runtime_view import JobInfo, RuntimeSpecView, jobs_of, parse_runt
 from ..values.keys import LOCAL_CONFIG, PATH_ANNOTATIONS, PREVIOUS_KINDS, PREVIOUS_NAMES
 from ..values.records import MutableRecord, Record
 from ..values.violations import Violation
-from .provenance import DERIVED_FROM, old
 
 Identity = tuple[str, str, str]  # kind, namespace, name
 

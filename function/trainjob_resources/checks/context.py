@@ -29,8 +29,8 @@ from . import moving
 from .bundle import Bundle, Identity, Resolution, RuntimeEntry
 
 if TYPE_CHECKING:
-    from .derived_bound import OutputBound
-    from .plan import Plan
+    from ..derive.derived_bound import OutputBound
+    from ..derive.plan import Plan
 
 R = TypeVar("R")
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..derive.derived_bound import OutputBound
+from ..derive.materialize import Derived, derive_runtime, derived_name
+from ..derive.plan import Plan, make_plan
+from ..derive.provenance import dump
 from ..trainer.effective import ContainerKey, Effective
 from .bundle import Identity
-from .derived_bound import OutputBound
-from .materialize import Derived, derive_runtime, derived_name
-from .plan import Plan, make_plan
-from .provenance import dump
 from .rules.framework import Read, Stage, key_of, shape_of
 
 if TYPE_CHECKING:

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..derive.materialize import canonical_quantity, clean_requirements
+from ..derive.provenance import dump
 from ..kube.merge import compose_patches, merge_requirements
 from ..trainer.per_node import moved_resources, reader_differs, runtime_node_resources
 from ..trainer.runtime_view import TRAINER_CONTAINER
 from ..trainer.sites import ContainerSite
 from ..trainer.topology import Topology
 from .bundle import RuntimeEntry
-from .materialize import canonical_quantity, clean_requirements
-from .provenance import dump
 
 
 def moved(

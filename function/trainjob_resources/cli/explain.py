@@ -267,9 +267,9 @@ def explain_item(
     from ..checks.bundle import path_of
     from ..checks.context import TrainJobContext
     from ..checks.memo import Memo
-    from ..checks.provenance import ProvenanceError, restore
     from ..checks.rules.policy_stage import assess
     from ..checks.rules.runtime_ref import resolve
+    from ..derive.provenance import ProvenanceError, restore
     from ..kube.quantity import QuantityError
     from ..trainer.sites import container_sites
     from ..trainer.topology import topology

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..checks.explain import TrainJobPods
-from ..checks.provenance import DERIVED_FROM, DERIVED_LABEL, RUNTIME_REF
 from ..checks.rules.namespace_objects import Quota, read_quota
 from ..checks.rules.resource_quota import pod_usage, scopes_match
+from ..derive.provenance import DERIVED_FROM, DERIVED_LABEL, RUNTIME_REF
 from ..krm.resource_list import Item
 from ..kube import compare
 from ..kube.quantity import Quantity, QuantityError, parse_quantity

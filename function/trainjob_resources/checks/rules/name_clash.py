@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...derive.provenance import DERIVED_FROM, old
 from ...values.violations import Violation
 from ..context import TrainJobContext
-from ..provenance import DERIVED_FROM, old
 from .framework import Rule
 from .stages import DERIVE
 

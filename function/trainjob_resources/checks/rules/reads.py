@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
-from ..provenance import dump
+from ...derive.provenance import dump
 from .framework import Read
 
 if TYPE_CHECKING:

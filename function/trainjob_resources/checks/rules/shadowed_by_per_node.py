@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...derive.materialize import canonical_quantity
 from ...values import fieldpath
 from ...values.violations import Violation
 from ..context import TrainJobContext
-from ..materialize import canonical_quantity
 from .framework import Rule
 from .reads import CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY, TRAINER_VERSION
 from .stages import PATCHES

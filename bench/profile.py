@@ -43,9 +43,9 @@ ROOT = BENCH.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 
 from trainjob_resources import process
-from trainjob_resources.checks import bundle
 from trainjob_resources.krm import policy_inputs, results
 from trainjob_resources.krm import resource_list as krm
+from trainjob_resources.resolve import bundle
 from trainjob_resources.yamltext import textedit
 from trainjob_resources.yamltext import yamlnodes as yn
 

@@ -41,7 +41,7 @@ Every check the function makes on a TrainJob is a **rule**: one module in
   every TrainJob whose declared reads have the same key, so an undeclared read shares findings it should not
   (`tests/test_memo.py` compares renders with and without the memo);
 - what it **reports**, and its `check(context, subject)`, which returns `Violation`s; the context
-  (`checks/context.py`, `TrainJobContext`) is the one object per TrainJob.
+  (`resolve/context.py`, `TrainJobContext`) is the one object per TrainJob.
 
 Each finding names its rule in the KRM result's `tags` (kyaml `fn/framework/result.go`), e.g.
 `tests/testdata/error/requests-above-limits/results.yaml`:

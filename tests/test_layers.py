@@ -24,6 +24,7 @@ LAYERS = (
     "trainer",
     "options",
     "derive",
+    "resolve",
     "checks",
     "process",
     "repo",
@@ -133,7 +134,7 @@ def test_the_package_root_holds_only_the_entry_points_and_the_pipeline() -> None
     assert modules == ["__init__.py", "__main__.py", "process.py"]
     folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
     assert folders == sorted(layer for layer in LAYERS if (PACKAGE / layer).is_dir())
-    assert len(folders) == 11
+    assert len(folders) == 12
 
 
 @pytest.mark.parametrize("layer", [layer for layer in LAYERS if (PACKAGE / layer).is_dir()])

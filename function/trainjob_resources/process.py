@@ -16,8 +16,6 @@ from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node
 
-from .checks.bundle import Bundle, Identity, identity_of, index, path_of
-from .checks.context import TrainJobContext
 from .checks.memo import Memo
 from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.rules import policy_stage, registry
@@ -59,6 +57,8 @@ from .derive.provenance import (
 )
 from .krm.resource_list import Field, FileRef, Item, ItemState, ResourceList, Result
 from .options.options import DEFAULTS, Options
+from .resolve.bundle import Bundle, Identity, identity_of, index, path_of
+from .resolve.context import TrainJobContext
 from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS
 from .trainer.effective import ContainerKey, Effective, effective_resources
 from .trainer.sites import container_sites, writes_resources

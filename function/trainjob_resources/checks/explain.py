@@ -24,6 +24,8 @@ from ..kube.podmath import (
     scale,
 )
 from ..kube.quantity import Quantity, QuantityError, invalid, parse_quantity
+from ..resolve.bundle import RuntimeEntry
+from ..resolve.context import TrainJobContext
 from ..trainer.effective import PER_NODE_SOURCE, RUNTIME_SOURCE, Effective, Source, effective_resources, start
 from ..trainer.runtime_view import ContainerInfo, ContainerList, JobInfo
 from ..trainer.sites import ContainerSite
@@ -33,8 +35,6 @@ from ..values import fieldpath
 from ..values.keys import CONTAINER_LISTS
 from ..values.records import MutableRecord, Record
 from ..values.violations import Violation
-from .bundle import RuntimeEntry
-from .context import TrainJobContext
 
 RUNTIME_REF_PATH = "spec.runtimeRef"
 RUNTIME_NAME_PATH = "spec.runtimeRef.name"

@@ -12,13 +12,13 @@ from ..derive.derived_bound import OutputBound
 from ..derive.materialize import Derived, derive_runtime, derived_name
 from ..derive.plan import Plan, make_plan
 from ..derive.provenance import dump
+from ..resolve.bundle import Identity
 from ..trainer.effective import ContainerKey, Effective
-from .bundle import Identity
 from .rules.framework import Read, Stage, key_of, shape_of
 
 if TYPE_CHECKING:
-    from .bundle import RuntimeEntry
-    from .context import TrainJobContext
+    from ..resolve.bundle import RuntimeEntry
+    from ..resolve.context import TrainJobContext
     from .explain import PodParts
 
 R = TypeVar("R")

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
-    from ..checks.bundle import Bundle
     from ..checks.explain import TrainJobPods
     from ..krm.resource_list import Item, ResourceList
     from ..live.cluster import Cluster
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
     from ..live.report import Finding
     from ..live.trainer_release import Followed
     from ..options.config import FunctionConfig
+    from ..resolve.bundle import Bundle
 
 DESCRIPTION = """\
 Check what syncing the render would do to the live cluster, before it runs: what the API server or
@@ -276,8 +276,8 @@ def _bundle(
     cluster: Cluster, resource_list: ResourceList, platform: frozenset[int], written: list[Any], spaces: set[str]
 ) -> Bundle:
     """The render's input with the live LimitRanges of ``spaces`` (the render's own LimitRanges win)."""
-    from ..checks.bundle import index
     from ..live import findings, gather
+    from ..resolve.bundle import index
     from ..values.keys import LOCAL_CONFIG
 
     own = {(v.get("kind"), findings.namespace_of(v), findings.name_of(v)) for v in written}

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
-    from ..checks.bundle import Bundle
     from ..checks.explain import LeftOut, TrainJobPods
     from ..checks.explain_bound import ExplainBound
     from ..krm.resource_list import Item, ResourceList, ResourceRef, Result
     from ..options.config import FunctionConfig
+    from ..resolve.bundle import Bundle
 
 DESCRIPTION = """\
 Explain what each TrainJob will ask the scheduler for: per replicated job the number of pods
@@ -218,7 +218,7 @@ def explain_views(
     except ConfigError:
         config = None
     views: list[tuple[ResourceRef, TrainJobPods, set[tuple[str, str, str | None]]]] = []
-    from ..checks.bundle import index
+    from ..resolve.bundle import index
 
     bundle = index(resource_list.items, platform)
     refs = [item.ref for item in bundle.trainjobs]
@@ -264,13 +264,13 @@ def explain_item(
     """The TrainJob's pods as the policy sees them, and the policy's findings; None if it cannot be read."""
     from yaml.nodes import MappingNode
 
-    from ..checks.bundle import path_of
-    from ..checks.context import TrainJobContext
     from ..checks.memo import Memo
     from ..checks.rules.policy_stage import assess
     from ..checks.rules.runtime_ref import resolve
     from ..derive.provenance import ProvenanceError, restore
     from ..kube.quantity import QuantityError
+    from ..resolve.bundle import path_of
+    from ..resolve.context import TrainJobContext
     from ..trainer.sites import container_sites
     from ..trainer.topology import topology
     from ..trainer.trainjob_view import parse_trainjob, resources_per_node

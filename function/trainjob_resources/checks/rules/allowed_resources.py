@@ -5,8 +5,8 @@ completion) may use a GPU (``gpuResources`` names them). Errors."""
 from __future__ import annotations
 
 from ...kube.podmath import Section
+from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from ..explain import ContainerView, JobView
 from .framework import Rule
 from .policy_math import container_path, where

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ...resolve.context import TrainJobContext
 from ...trainer.sites import ContainerSite
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .reads import CONTAINER_SITES, PATCHED_RESOURCES, RUNTIME
 from .stages import PATCHES

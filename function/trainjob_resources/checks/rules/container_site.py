@@ -10,9 +10,9 @@ in the list the patch names."""
 
 from __future__ import annotations
 
+from ...resolve.context import TrainJobContext
 from ...trainer.sites import ContainerSite
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .reads import MOVED, TRAINER_RESOURCES
 from .runtime_free import reserved_env_violations

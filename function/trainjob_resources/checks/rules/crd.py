@@ -24,12 +24,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...kube.merge import DIRECTIVE, MAPPINGS, REPLACE
+from ...resolve.context import TrainJobContext
 from ...trainer.api import JOB_CHAIN, POD_CHAIN
 from ...trainer.releases import NEWEST, TrainerRelease, release
 from ...values import fieldpath
 from ...values.keys import CONTAINER_LISTS
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .stages import RUNTIME_FREE, TRAINJOB
 from .stored_quantities import stored_spellings

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...resolve.context import TrainJobContext
 from ...trainer.effective import RESOURCES_PER_NODE_PATH
 from ...trainer.runtime_view import TRAINER_CONTAINER
 from ...values import fieldpath
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .reads import CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
 from .stages import PATCHES

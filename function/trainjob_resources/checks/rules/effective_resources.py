@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 
 from ...kube.resource_rules import default_requests, validate_resource_requirements
+from ...resolve.context import TrainJobContext
 from ...trainer.effective import Effective
 from ...values import fieldpath
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .reads import EFFECTIVE as EFFECTIVE_RESOURCES
 from .stages import EFFECTIVE

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...resolve.context import TrainJobContext
 from ...trainer.sites import resources_paths
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .stages import RUNTIME_FREE
 

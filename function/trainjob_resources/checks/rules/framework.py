@@ -15,7 +15,7 @@ from ...values.records import Record
 from ...values.violations import Violation
 
 if TYPE_CHECKING:
-    from ..context import TrainJobContext
+    from ...resolve.context import TrainJobContext
 
 # What a rule is applied to: the TrainJob once, each patched replicated job (``JobPatchSite``), each
 # ContainerPatch (``ContainerSite``), or each container's effective resources (``Effective``); in

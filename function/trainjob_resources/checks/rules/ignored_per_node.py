@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...resolve.context import TrainJobContext
 from ...trainer.effective import RESOURCES_PER_NODE_PATH
 from ...trainer.runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .reads import RESOURCES_PER_NODE, RUNTIME
 from .stages import PATCHES

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...resolve.context import TrainJobContext
 from ...trainer.runtime_view import RuntimeContainerView
 from ...trainer.sites import ContainerSite
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .stages import TRAINJOB
 

@@ -6,9 +6,9 @@ name; here they must exist in the unpatched runtime."""
 
 from __future__ import annotations
 
+from ...resolve.context import TrainJobContext
 from ...trainer.sites import JobPatchSite
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .reads import JOB_SITES, RUNTIME
 from .stages import PATCHES

@@ -13,8 +13,8 @@ from typing import Any
 
 from ...kube.podmath import Section, is_limit_ranger_pod_level_resource, pod_limits, pod_requests
 from ...kube.quantity import Quantity
+from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from ..explain import RUNTIME_REF_PATH, ContainerView, JobView, TrainJobPods
 from .framework import Rule
 from .namespace_objects import LimitItem, LimitRange

@@ -7,8 +7,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ...kube.quantity import Quantity, parse_quantity
+from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from ..explain import ContainerView, JobView
 from .framework import Rule
 from .policy_math import above, above_cap, container_path, where

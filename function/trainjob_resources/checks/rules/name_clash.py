@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...derive.provenance import DERIVED_FROM, old
+from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .stages import DERIVE
 

@@ -16,11 +16,11 @@ from decimal import Decimal
 from typing import Any
 
 from ...kube.quantity import Quantity, QuantityError, parse_quantity
+from ...resolve.context import TrainJobContext
 from ...trainer.effective import RESOURCES_PER_NODE_PATH
 from ...trainer.trainjob_view import resources_per_node
 from ...values import fieldpath
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .reads import CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE
 from .stages import PATCHES, RUNTIME_FREE

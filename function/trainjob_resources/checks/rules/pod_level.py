@@ -28,8 +28,8 @@ from typing import Any
 
 from ...kube.podmath import HUGEPAGES_PREFIX, Section, aggregate
 from ...kube.quantity import Quantity
+from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from ..explain import ContainerView, pod_parts
 from .framework import Rule
 from .reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY, TRAINER_VERSION

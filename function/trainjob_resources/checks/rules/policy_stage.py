@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Final
 
 from ...kube.quantity import QuantityError
+from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from ..explain import TrainJobPods
 from . import registry
 from .framework import run

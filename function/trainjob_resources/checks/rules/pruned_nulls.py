@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ...resolve.context import TrainJobContext
 from ...trainer.effective import RESOURCES_PER_NODE_PATH
 from ...values import fieldpath
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE
 from .stages import PATCHES

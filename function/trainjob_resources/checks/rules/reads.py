@@ -10,7 +10,7 @@ from ...derive.provenance import dump
 from .framework import Read
 
 if TYPE_CHECKING:
-    from ..context import TrainJobContext
+    from ...resolve.context import TrainJobContext
 
 
 def _runtime(c: TrainJobContext, _: Any) -> Hashable:

@@ -10,10 +10,10 @@ from typing import Any
 from yaml.nodes import Node
 
 from ...derive.provenance import has_provenance
+from ...resolve.context import TrainJobContext
 from ...trainer.api import CLUSTER_RUNTIME_KIND
 from ...values.violations import Violation
 from ...yamltext import yamlnodes as yn
-from ..context import TrainJobContext
 from .framework import Rule
 from .stages import REWRITE
 

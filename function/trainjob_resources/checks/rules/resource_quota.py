@@ -13,9 +13,9 @@ from typing import Any
 from ...kube.podmath import Quantities, Section
 from ...kube.quantity import Quantity
 from ...kube.resource_rules import is_extended_resource_name
+from ...resolve.context import TrainJobContext
 from ...trainer.trainjob_view import TrainJobView
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from ..explain import NUM_NODES_PATH, RUNTIME_REF_PATH, SECTIONS, JobView, TrainJobPods
 from .framework import Rule
 from .namespace_objects import Quota, ScopeRequirement

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from ..explain import summary
 from .framework import Rule
 from .policy_pods import POLICY_READS, pods_of

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...resolve.context import TrainJobContext
 from ...trainer.runtime_view import ANCESTOR_LABEL
 from ...values import fieldpath
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .stages import RUNTIME_FREE, TRAINJOB
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...resolve.context import TrainJobContext
 from ...trainer.runtime_view import RESERVED_ENV_CONTAINERS
 from ...trainer.sites import ContainerSite
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .managers import validate_managers
 from .stages import RUNTIME_FREE

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...resolve.context import TrainJobContext
 from ...trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND
 from ...values.violations import Violation
 from ...yamltext import yamlnodes as yn
-from ..context import TrainJobContext
 from .framework import Rule
 from .stages import DERIVE
 

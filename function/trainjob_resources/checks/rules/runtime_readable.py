@@ -5,8 +5,8 @@ same). Said once per runtime, whichever TrainJobs name it (those that do are tol
 
 from __future__ import annotations
 
+from ...resolve.bundle import Bundle, RuntimeEntry
 from ...values.violations import Violation
-from ..bundle import Bundle, RuntimeEntry
 from .framework import Rule
 from .stages import INDEX
 

@@ -18,13 +18,13 @@ from typing import Any
 from yaml.nodes import MappingNode
 
 from ...krm.resource_list import Item
+from ...resolve.bundle import Bundle, Resolution, RuntimeEntry, path_of
+from ...resolve.context import TrainJobContext
 from ...trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP
 from ...trainer.trainjob_view import RuntimeRefView
 from ...values.keys import LOCAL_CONFIG, NAME_PREFIXES, NAME_SUFFIXES, PREVIOUS_NAMES
 from ...values.violations import Severity, Violation
 from ...yamltext import yamlnodes as yn
-from ..bundle import Bundle, Resolution, RuntimeEntry, path_of
-from ..context import TrainJobContext
 from .framework import Rule
 from .stages import RESOLVE
 

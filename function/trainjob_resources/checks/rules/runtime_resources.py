@@ -6,8 +6,8 @@ the API server refuses with such resources, so no runtime is derived from it. Sa
 
 from __future__ import annotations
 
+from ...resolve.bundle import Bundle, RuntimeEntry
 from ...values.violations import Violation
-from ..bundle import Bundle, RuntimeEntry
 from .framework import Rule
 from .stages import INDEX
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...resolve.context import TrainJobContext
 from ...trainer.runtime_view import ANCESTOR_LABEL, TRAINER_ANCESTOR, TRAINER_CONTAINER
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .stages import DERIVE
 

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...derive.materialize import canonical_quantity
+from ...resolve.context import TrainJobContext
 from ...values import fieldpath
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .reads import CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY, TRAINER_VERSION
 from .stages import PATCHES

@@ -23,7 +23,7 @@ def _quiet(result: Any) -> bool:
     return all(v.severity == "info" and not v.path for v in result)
 
 
-INDEX = Stage("index", "once per render: the bundle indexed (checks/bundle.py), each runtime checked")
+INDEX = Stage("index", "once per render: the bundle indexed (resolve/bundle.py), each runtime checked")
 PARSE = Stage("parse", "each TrainJob read: its fields against Trainer's API, its records of an earlier render")
 RESOLVE = Stage(
     "resolve", "each TrainJob's runtimeRef against the bundle: the runtime it names, or why it cannot be used"

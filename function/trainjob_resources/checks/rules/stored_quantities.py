@@ -13,11 +13,11 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from ...kube.merge import MAPPINGS
 from ...kube.quantity import QuantityError, parse_quantity
+from ...resolve.context import Respelled, TrainJobContext
 from ...trainer.effective import RESOURCES_PER_NODE_PATH
 from ...values import fieldpath
 from ...values.violations import Violation
 from ...yamltext import yamlnodes as yn
-from ..context import Respelled, TrainJobContext
 from .framework import Rule
 from .stages import REWRITE
 

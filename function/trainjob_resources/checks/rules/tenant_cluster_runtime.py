@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...resolve.context import TrainJobContext
 from ...trainer.api import CLUSTER_RUNTIME_KIND
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .stages import DERIVE
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...kube.merge import without_nulls
+from ...resolve.context import TrainJobContext
+from ...resolve.moving import by_value
 from ...values.violations import Violation
-from ..context import TrainJobContext
-from ..moving import by_value
 from .framework import Rule
 from .stages import REWRITE
 

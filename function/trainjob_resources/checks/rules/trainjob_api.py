@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..context import TrainJobContext
 from .framework import Rule
 from .stages import PARSE
 

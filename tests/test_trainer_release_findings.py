@@ -5,11 +5,11 @@ the control planes, with the JobSets Trainer builds: tests/cluster/test_check_re
 from __future__ import annotations
 
 import yaml
-from trainjob_resources.checks.explain import TrainJobPods
 from trainjob_resources.cli.explain import explain_item
 from trainjob_resources.krm.resource_list import Item
 from trainjob_resources.live.trainer_release import Followed, differences, sync_release, trainer_version
 from trainjob_resources.options.config import parse_config
+from trainjob_resources.report.explain import TrainJobPods
 from trainjob_resources.resolve.bundle import index
 from trainjob_resources.yamltext.yamlnodes import from_python
 

@@ -17,7 +17,6 @@ from typing import Any, Final
 from yaml.nodes import MappingNode, Node
 
 from .checks.memo import Memo
-from .checks.reporting import EMPTY_INPUT, Tally, reported
 from .checks.rules import policy_stage, registry
 from .checks.rules.framework import run, stops_at_error
 from .checks.rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
@@ -57,6 +56,7 @@ from .derive.provenance import (
 )
 from .krm.resource_list import Field, FileRef, Item, ItemState, ResourceList, Result
 from .options.options import DEFAULTS, Options
+from .report.reporting import EMPTY_INPUT, Tally, reported
 from .resolve.bundle import Bundle, Identity, identity_of, index, path_of
 from .resolve.context import TrainJobContext
 from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS

@@ -17,9 +17,9 @@ from ..trainer.effective import ContainerKey, Effective
 from .rules.framework import Read, Stage, key_of, shape_of
 
 if TYPE_CHECKING:
+    from ..report.explain import PodParts
     from ..resolve.bundle import RuntimeEntry
     from ..resolve.context import TrainJobContext
-    from .explain import PodParts
 
 R = TypeVar("R")
 

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
-    from ..checks.explain import TrainJobPods
     from ..krm.resource_list import Item, ResourceList
     from ..live.cluster import Cluster
     from ..live.findings import Live
     from ..live.report import Finding
     from ..live.trainer_release import Followed
     from ..options.config import FunctionConfig
+    from ..report.explain import TrainJobPods
     from ..resolve.bundle import Bundle
 
 DESCRIPTION = """\

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
-    from ..checks.explain import LeftOut, TrainJobPods
-    from ..checks.explain_bound import ExplainBound
     from ..krm.resource_list import Item, ResourceList, ResourceRef, Result
     from ..options.config import FunctionConfig
+    from ..report.explain import LeftOut, TrainJobPods
+    from ..report.explain_bound import ExplainBound
     from ..resolve.bundle import Bundle
 
 DESCRIPTION = """\
@@ -105,8 +105,8 @@ def _explain_change(options: argparse.Namespace) -> int:
     """``--against DIR``: the change's inputs explained here and the base's in DIR, compared. Exit as
     without it (1 when the change's inputs have an error, or either side passed explain's output
     bound); the base's other errors only leave its TrainJobs out of the comparison, each named."""
-    from ..checks import change_report
-    from ..checks.explain_bound import ExplainBound
+    from ..report import change_report
+    from ..report.explain_bound import ExplainBound
 
     base_dir = options.against
     resource_list, platform = _load(options)
@@ -202,12 +202,12 @@ def explain_views(
     the explanations may hold (``checks/explain_bound.py``; shared by both sides of ``--against``);
     past it, the rest are left out, with an error.
     """
-    from ..checks import explain
-    from ..checks.explain_bound import BOUND_REASON
-    from ..checks.explain_bound import ExplainBound as Bound
     from ..krm.resource_list import Result as KrmResult
     from ..options.config import ConfigError, parse_config
     from ..process import process
+    from ..report import explain
+    from ..report.explain_bound import BOUND_REASON
+    from ..report.explain_bound import ExplainBound as Bound
 
     if bound is None:
         bound = Bound()

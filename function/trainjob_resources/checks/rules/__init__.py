@@ -13,6 +13,6 @@ Besides the rule modules: the framework (``framework``), the stages (``stages``)
 LimitRanges and ResourceQuotas read (``namespace_objects``), where a pod's value came from
 (``policy_math``) and the stage as a whole (``policy_stage``).
 
-May import: ``values``, ``yamltext``, ``krm``, ``kube``, ``trainer``, ``options``, ``derive``, ``resolve``
-and the rest of ``checks``.
+May import: ``values``, ``yamltext``, ``krm``, ``kube``, ``trainer``, ``options``, ``derive``, ``resolve``,
+``report`` and the rest of ``checks``.
 """

@@ -5,9 +5,9 @@ completion) may use a GPU (``gpuResources`` names them). Errors."""
 from __future__ import annotations
 
 from ...kube.podmath import Section
+from ...report.explain import ContainerView, JobView
 from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..explain import ContainerView, JobView
 from .framework import Rule
 from .policy_math import container_path, where
 from .policy_pods import POLICY_READS

@@ -13,9 +13,9 @@ from typing import Any
 
 from ...kube.podmath import Section, is_limit_ranger_pod_level_resource, pod_limits, pod_requests
 from ...kube.quantity import Quantity
+from ...report.explain import RUNTIME_REF_PATH, ContainerView, JobView, TrainJobPods
 from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..explain import RUNTIME_REF_PATH, ContainerView, JobView, TrainJobPods
 from .framework import Rule
 from .namespace_objects import LimitItem, LimitRange
 from .policy_math import LIMIT_RANGE_SOURCE, container_path, job_path, where

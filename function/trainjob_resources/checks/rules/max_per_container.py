@@ -7,9 +7,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ...kube.quantity import Quantity, parse_quantity
+from ...report.explain import ContainerView, JobView
 from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..explain import ContainerView, JobView
 from .framework import Rule
 from .policy_math import above, above_cap, container_path, where
 from .policy_pods import POLICY_READS

@@ -9,11 +9,11 @@ from functools import lru_cache
 from typing import Any
 
 from ...kube.quantity import Quantity, parse_quantity
+from ...report.explain import RUNTIME_REF_PATH, ContainerView, JobView, TrainJobPods
 from ...resolve.context import TrainJobContext
 from ...trainer.runtime_view import TRAINER_ANCESTOR, TRAINER_CONTAINER
 from ...trainer.topology import Topology
 from ...values.violations import Violation
-from ..explain import RUNTIME_REF_PATH, ContainerView, JobView, TrainJobPods
 from .framework import Rule
 from .policy_math import LIMIT_RANGE_SOURCE, above, above_cap, container_path, set_here, where
 from .policy_pods import POLICY_READS, pods_of

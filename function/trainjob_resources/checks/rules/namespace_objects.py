@@ -12,8 +12,8 @@ from typing import Any, Final
 from ...krm.resource_list import Item
 from ...kube.podmath import Quantities
 from ...kube.quantity import QuantityError, parse_quantity
+from ...report.explain import ContainerDefaults
 from ...values.records import Record
-from ..explain import ContainerDefaults
 
 LIMIT_RANGE = "LimitRange"
 RESOURCE_QUOTA = "ResourceQuota"

@@ -28,9 +28,9 @@ from typing import Any
 
 from ...kube.podmath import HUGEPAGES_PREFIX, Section, aggregate
 from ...kube.quantity import Quantity
+from ...report.explain import ContainerView, pod_parts
 from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..explain import ContainerView, pod_parts
 from .framework import Rule
 from .reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY, TRAINER_VERSION
 from .stages import PATCHES

@@ -7,8 +7,8 @@ from collections.abc import Iterator, Mapping
 
 from ...kube.podmath import Section
 from ...kube.quantity import Quantity
+from ...report.explain import DEFAULTED_FROM_LIMITS, RUNTIME_REF_PATH, SECTIONS, ContainerView, JobView, Value
 from ...values.violations import Violation
-from ..explain import DEFAULTED_FROM_LIMITS, RUNTIME_REF_PATH, SECTIONS, ContainerView, JobView, Value
 from .namespace_objects import LIMIT_RANGE
 
 LIMIT_RANGE_SOURCE = f"{LIMIT_RANGE} "

@@ -20,11 +20,11 @@ from typing import Any, Final, TypeVar
 
 from ...krm.resource_list import Item
 from ...options.options import Options
+from ...report.explain import ContainerView, JobView, TrainJobPods, explain_trainjob
 from ...resolve.bundle import Bundle
 from ...resolve.context import TrainJobContext
 from ...values.records import MutableRecord
 from ...values.violations import Violation
-from ..explain import ContainerView, JobView, TrainJobPods, explain_trainjob
 from .framework import Rule, key_of
 from .namespace_objects import (
     LIMIT_RANGE,

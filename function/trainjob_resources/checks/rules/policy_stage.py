@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Final
 
 from ...kube.quantity import QuantityError
+from ...report.explain import TrainJobPods
 from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..explain import TrainJobPods
 from . import registry
 from .framework import run
 from .policy_pods import pods_of, untotalled

@@ -13,10 +13,10 @@ from typing import Any
 from ...kube.podmath import Quantities, Section
 from ...kube.quantity import Quantity
 from ...kube.resource_rules import is_extended_resource_name
+from ...report.explain import NUM_NODES_PATH, RUNTIME_REF_PATH, SECTIONS, JobView, TrainJobPods
 from ...resolve.context import TrainJobContext
 from ...trainer.trainjob_view import TrainJobView
 from ...values.violations import Violation
-from ..explain import NUM_NODES_PATH, RUNTIME_REF_PATH, SECTIONS, JobView, TrainJobPods
 from .framework import Rule
 from .namespace_objects import Quota, ScopeRequirement
 from .policy_math import job_path, where

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...report.explain import summary
 from ...resolve.context import TrainJobContext
 from ...values.violations import Violation
-from ..explain import summary
 from .framework import Rule
 from .policy_pods import POLICY_READS, pods_of
 from .stages import POLICY

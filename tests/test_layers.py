@@ -26,6 +26,7 @@ LAYERS = (
     "derive",
     "resolve",
     "report",
+    "rules",
     "checks",
     "process",
     "repo",
@@ -135,7 +136,7 @@ def test_the_package_root_holds_only_the_entry_points_and_the_pipeline() -> None
     assert modules == ["__init__.py", "__main__.py", "process.py"]
     folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
     assert folders == sorted(layer for layer in LAYERS if (PACKAGE / layer).is_dir())
-    assert len(folders) == 13
+    assert len(folders) == 14
 
 
 @pytest.mark.parametrize("layer", [layer for layer in LAYERS if (PACKAGE / layer).is_dir()])

@@ -17,23 +17,6 @@ from typing import Any, Final
 from yaml.nodes import MappingNode, Node
 
 from .checks.memo import Memo
-from .checks.rules import policy_stage, registry
-from .checks.rules.framework import run, stops_at_error
-from .checks.rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
-from .checks.rules.runtime_ref import follows_rename, rename_ref, resolve
-from .checks.rules.stages import (
-    DERIVE,
-    EFFECTIVE,
-    INDEX,
-    PARSE,
-    PATCHES,
-    POLICY,
-    RESOLVE,
-    REWRITE,
-    RUNTIME_FREE,
-    TRAINJOB,
-)
-from .checks.rules.stored_quantities import respell
 from .derive.derived_bound import BOUND_MESSAGE
 from .derive.materialize import (
     Derived,
@@ -59,6 +42,23 @@ from .options.options import DEFAULTS, Options
 from .report.reporting import EMPTY_INPUT, Tally, reported
 from .resolve.bundle import Bundle, Identity, identity_of, index, path_of
 from .resolve.context import TrainJobContext
+from .rules import policy_stage, registry
+from .rules.framework import run, stops_at_error
+from .rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
+from .rules.runtime_ref import follows_rename, rename_ref, resolve
+from .rules.stages import (
+    DERIVE,
+    EFFECTIVE,
+    INDEX,
+    PARSE,
+    PATCHES,
+    POLICY,
+    RESOLVE,
+    REWRITE,
+    RUNTIME_FREE,
+    TRAINJOB,
+)
+from .rules.stored_quantities import respell
 from .trainer.api import CLUSTER_RUNTIME_KIND, RUNTIME_KINDS
 from .trainer.effective import ContainerKey, Effective, effective_resources
 from .trainer.sites import container_sites, writes_resources

@@ -13,8 +13,8 @@ from ..derive.materialize import Derived, derive_runtime, derived_name
 from ..derive.plan import Plan, make_plan
 from ..derive.provenance import dump
 from ..resolve.bundle import Identity
+from ..rules.framework import Read, Stage, key_of, shape_of
 from ..trainer.effective import ContainerKey, Effective
-from .rules.framework import Read, Stage, key_of, shape_of
 
 if TYPE_CHECKING:
     from ..report.explain import PodParts
@@ -78,7 +78,7 @@ class Memo:
     def valid_managers(self, managers: tuple[str, ...]) -> bool:
         valid = self.managers.get(managers)
         if valid is None:
-            from .rules.managers import validate_managers
+            from ..rules.managers import validate_managers
 
             valid = self.managers[managers] = not validate_managers(list(managers))
         return valid

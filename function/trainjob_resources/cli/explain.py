@@ -265,12 +265,12 @@ def explain_item(
     from yaml.nodes import MappingNode
 
     from ..checks.memo import Memo
-    from ..checks.rules.policy_stage import assess
-    from ..checks.rules.runtime_ref import resolve
     from ..derive.provenance import ProvenanceError, restore
     from ..kube.quantity import QuantityError
     from ..resolve.bundle import path_of
     from ..resolve.context import TrainJobContext
+    from ..rules.policy_stage import assess
+    from ..rules.runtime_ref import resolve
     from ..trainer.sites import container_sites
     from ..trainer.topology import topology
     from ..trainer.trainjob_view import parse_trainjob, resources_per_node

@@ -16,7 +16,7 @@ from trainjob_resources.rules.stages import STAGES
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "rules.md"
 EXAMPLE = Path(__file__).with_name("rules_doc_example.py")
-RULES_DIR = "../function/trainjob_resources/checks/rules"
+RULES_DIR = "../function/trainjob_resources/rules"
 
 # The field path of the example result, as tests/testdata/error/requests-above-limits/results.yaml has it.
 _EXAMPLE_PATH = (
@@ -37,7 +37,7 @@ Every check the function makes on a TrainJob is a **rule**: one module in
 - its **scope**: what it runs over: the TrainJob once (`trainjob`), each patched replicated job (`job-site`),
   each ContainerPatch (`container-site`), each container's merged resources (`effective`) or, in the policy
   stage, each container of the pods the policy sees (`pod-container`);
-- what it **reads** (`rules/reads.py`): the memo (`checks/memo.py`) reuses a stage's findings for
+- what it **reads** (`rules/reads.py`): the memo (`pipeline/memo.py`) reuses a stage's findings for
   every TrainJob whose declared reads have the same key, so an undeclared read shares findings it should not
   (`tests/test_memo.py` compares renders with and without the memo);
 - what it **reports**, and its `check(context, subject)`, which returns `Violation`s; the context

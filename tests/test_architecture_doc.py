@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "function" / "trainjob_resources"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 PAGES = (ARCHITECTURE, ROOT / "CONTRIBUTING.md")
-# `checks/rules/registry.py`, `repo/`, `tests/test_layers.py`, `.ci/image.sh`: a path in inline code
+# `rules/registry.py`, `repo/`, `tests/test_layers.py`, `.ci/image.sh`: a path in inline code
 _PATH = re.compile(r"`(\.?[\w.-]+(?:/[\w.-]+)*(?:\.py|\.sh|/))`")
 _ROW = re.compile(r"^\| `([\w.]+)/?` \|", re.MULTILINE)
 

@@ -27,7 +27,7 @@ LAYERS = (
     "resolve",
     "report",
     "rules",
-    "checks",
+    "pipeline",
     "process",
     "repo",
     "live",
@@ -161,15 +161,15 @@ def test_an_import_from_a_layer_above_is_named_with_its_file_and_line(tmp_path: 
         {
             "kube/__init__.py": "",
             "kube/quantity.py": "from __future__ import annotations\n\n\ndef lazy() -> None:\n"
-            "    from ..checks import config\n",
-            "checks/__init__.py": "",
-            "checks/config.py": "from ..kube import quantity\n",
+            "    from ..options import config\n",
+            "options/__init__.py": "",
+            "options/config.py": "from ..kube import quantity\n",
         },
     )
     found = problems(package)
     assert found[0] == (
         "trainjob_resources/kube/quantity.py:5: trainjob_resources.kube.quantity (layer kube) imports "
-        "trainjob_resources.checks.config from layer checks, which is above it"
+        "trainjob_resources.options.config from layer options, which is above it"
     )
     assert any(line.startswith("import cycle: ") for line in found)
 
@@ -195,7 +195,7 @@ MAX_PARAMETERS = 6
 
 
 def test_no_function_takes_more_than_six_parameters() -> None:
-    """One context per TrainJob (``checks/context.py``) or a value class, not a long parameter list."""
+    """One context per TrainJob (``resolve/context.py``) or a value class, not a long parameter list."""
     import ast
 
     long: list[str] = []

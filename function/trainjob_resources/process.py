@@ -16,7 +16,6 @@ from typing import Any, Final
 
 from yaml.nodes import MappingNode, Node
 
-from .checks.memo import Memo
 from .derive.derived_bound import BOUND_MESSAGE
 from .derive.materialize import (
     Derived,
@@ -39,6 +38,7 @@ from .derive.provenance import (
 )
 from .krm.resource_list import Field, FileRef, Item, ItemState, ResourceList, Result
 from .options.options import DEFAULTS, Options
+from .pipeline.memo import Memo
 from .report.reporting import EMPTY_INPUT, Tally, reported
 from .resolve.bundle import Bundle, Identity, identity_of, index, path_of
 from .resolve.context import TrainJobContext

@@ -264,9 +264,9 @@ def explain_item(
     """The TrainJob's pods as the policy sees them, and the policy's findings; None if it cannot be read."""
     from yaml.nodes import MappingNode
 
-    from ..checks.memo import Memo
     from ..derive.provenance import ProvenanceError, restore
     from ..kube.quantity import QuantityError
+    from ..pipeline.memo import Memo
     from ..resolve.bundle import path_of
     from ..resolve.context import TrainJobContext
     from ..rules.policy_stage import assess

@@ -19,7 +19,7 @@ import os
 import signal
 from typing import Any, Final
 
-from ..process import Contribution, TrainJobWork
+from ..pipeline.work import Contribution, TrainJobWork
 
 WORKERS_VARIABLE: Final = "TRAINJOB_RESOURCES_WORKERS"
 MAX_WORKERS: Final = 2

@@ -199,7 +199,7 @@ def explain_views(
 ) -> Views:
     """Pure. A TrainJob is explained when it renders but for the policy's own findings: one with any
     other error (a bad patch, a missing runtime) is left out, and its errors say why. ``bound``: what
-    the explanations may hold (``checks/explain_bound.py``; shared by both sides of ``--against``);
+    the explanations may hold (``report/explain_bound.py``; shared by both sides of ``--against``);
     past it, the rest are left out, with an error.
     """
     from ..krm.resource_list import Result as KrmResult

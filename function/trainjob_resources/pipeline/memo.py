@@ -42,7 +42,7 @@ class Memo:
         self._results: dict[tuple[str, Hashable], Any] = {}
         self._shared: dict[tuple[str, Hashable], Any] = {}
         self.managers: dict[tuple[str, ...], bool] = {}  # whether a list of managers is valid
-        self.pod_parts: dict[Any, PodParts] = {}  # checks/explain.py's, by what they read
+        self.pod_parts: dict[Any, PodParts] = {}  # report/explain.py's, by what they read
         # the last item keeps the effective resources alive, so that their ids in the key stay theirs
         self._plans: dict[Any, tuple[Plan, Any]] = {}
         self._names: dict[tuple[int, str, str, str], str] = {}

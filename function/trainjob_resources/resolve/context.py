@@ -36,7 +36,7 @@ R = TypeVar("R")
 
 
 class Remembering(Protocol):
-    """What the rules and the pipeline ask of the render's memo (``checks/memo.py``; its
+    """What the rules and the pipeline ask of the render's memo (``pipeline/memo.py``; its
     ``remember`` takes a ``rules.framework`` Stage and Reads)."""
 
     pod_parts: dict[Any, Any]
@@ -191,7 +191,7 @@ class TrainJobContext(MutableRecord):
     @property
     def moved(self) -> tuple[dict[str, Any] | None, str | None]:
         """What moving the trainer containers' patches would write to resourcesPerNode, or why it
-        cannot (``checks/moving.py``)."""
+        cannot (``resolve/moving.py``)."""
         if self._moved is None:
             self._moved = moving.moved(
                 self.runtime,

@@ -26,7 +26,7 @@ def _check(context: TrainJobContext, site: ContainerSite) -> list[Violation]:
     if (site.container_list, site.name) not in job.containers:
         return [Violation(f"{site.path}.name", _missing(context, site), current_value=site.name)]
     out = reserved_env_violations(site)
-    # Only where the move can be made: where it cannot (checks/moving.py), the unmovable rule says why,
+    # Only where the move can be made: where it cannot (resolve/moving.py), the unmovable rule says why,
     # once, instead of a proposal that contradicts it.
     if (
         site.resources is not None

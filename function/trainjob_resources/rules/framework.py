@@ -1,7 +1,7 @@
 """The rules' framework, after upstream Trainer's ``pkg/runtime/framework`` (``interface.go``: one
 interface per extension point; ``plugins/registry.go``: each plugin registered once): a ``Rule``
 declares the stages it runs in, what it runs over (``scope``), what it reads and what it reports;
-``run`` applies a stage's rules in registry order; ``Memo.remember`` (``checks/memo.py``) keeps a
+``run`` applies a stage's rules in registry order; ``Memo.remember`` (``pipeline/memo.py``) keeps a
 stage's result under a key built from the declared reads alone, so that adding a rule never means
 editing a cache key.
 """

@@ -21,7 +21,7 @@ from .stages import POLICY
 
 # maxPerRole. The initializer jobs are the ones upstream labels so (pkg/constants/constants.go
 # DatasetInitializer, ModelInitializer): the runtime's label, since a patch that changes it is refused
-# before the policy runs (checks/rules/role_labels.py).
+# before the policy runs (rules/role_labels.py).
 INITIALIZER_ANCESTORS = ("dataset-initializer", "model-initializer")
 ROLE_MEANING = {
     "trainer": "the trainer container",

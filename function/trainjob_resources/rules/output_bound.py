@@ -1,5 +1,5 @@
 """The output bound: the derived runtimes of one render hold at most as many bytes as the input
-may (``checks/derived_bound.py`` ``OutputBound``, which keeps the count across the render and the
+may (``derive/derived_bound.py`` ``OutputBound``, which keeps the count across the render and the
 fork of ``cli/fan_out.py``). Last of its stage: a runtime is counted only when nothing else stops
 its derivation."""
 

@@ -66,7 +66,7 @@ RESOURCES_PER_NODE = Read("resourcesPerNode", lambda c, _: repr(c.per_node))
 # The trainer containers, container order and labels (``trainer/topology.py``).
 TOPOLOGY = Read("topology", lambda c, _: c.topology)
 NUM_NODES = Read("numNodes", _num_nodes)
-# Whether the TrainJob has spec.trainer (a move to resourcesPerNode would create it: checks/moving.py).
+# Whether the TrainJob has spec.trainer (a move to resourcesPerNode would create it: resolve/moving.py).
 HAS_TRAINER = Read("spec.trainer set", lambda c, _: c.trainjob.spec.trainer is not None)
 # The namespace, where it has LimitRanges or ResourceQuotas in the bundle.
 NAMESPACE_POLICY = Read("namespace policy", _namespace_policy)
@@ -81,5 +81,5 @@ SIZED_CONTAINERS = Read(
 # An effective-scope rule's subject: a container's resources and where each value came from.
 EFFECTIVE = Read("effective resources", _effective)
 
-# What ``context.moved`` (checks/moving.py) reads.
+# What ``context.moved`` (resolve/moving.py) reads.
 MOVED = (RUNTIME, TRAINER_VERSION, HAS_TRAINER, CONTAINER_SITES, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY)

@@ -1,4 +1,4 @@
-"""A TrainJob rendered before carries records of what the render changed (``checks/provenance.py``),
+"""A TrainJob rendered before carries records of what the render changed (``derive/provenance.py``),
 which the next render undoes first; records it cannot undo (edited by hand, or from another
 version) make the TrainJob unreadable: said at ``metadata.annotations``, where they are."""
 

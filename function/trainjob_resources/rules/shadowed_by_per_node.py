@@ -1,7 +1,7 @@
 """A trainer container's patched value that ``spec.trainer.resourcesPerNode`` overrides: Kubeflow
 Trainer merges resourcesPerNode over the trainer container (``newRuntimeInfo``,
 pkg/runtime/core/trainingruntime.go), so the patch's value never reaches a pod, and a move to
-resourcesPerNode (``checks/moving.py``) keeps resourcesPerNode's. Said, not dropped silently. On
+resourcesPerNode (``resolve/moving.py``) keeps resourcesPerNode's. Said, not dropped silently. On
 Trainer v2.2 resourcesPerNode replaces the trainer container's resources (``trainer/releases.py``):
 there every patched value is overridden, whatever its resource name."""
 

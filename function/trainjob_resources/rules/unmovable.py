@@ -1,5 +1,5 @@
 """Why the trainer containers' patches cannot move to ``spec.trainer.resourcesPerNode``
-(``checks/moving.py``): said under every ``trainerResources``, so that no proposal is missing
+(``resolve/moving.py``): said under every ``trainerResources``, so that no proposal is missing
 without a reason."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The runtimePatches tree follows the TrainJob API (kubeflow/trainer
 ``pkg/apis/trainer/v1alpha1/trainjob_types.go``, ``RuntimePatch`` down to ``ContainerPatch``, and
 its CRD ``manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml``) field for field and forbids
 anything else, with one addition: ``ContainerPatch.resources``. The CRD's limits (MaxItems,
-lengths, list keys) are the ``crd`` rule's (``checks/rules/crd.py``). Runtimes are read by ``runtime_view`` (with
+lengths, list keys) are the ``crd`` rule's (``rules/crd.py``). Runtimes are read by ``runtime_view`` (with
 ``runtime_models`` for the unusual ones).
 """
 

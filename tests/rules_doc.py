@@ -33,7 +33,8 @@ Every check the function makes on a TrainJob is a **rule**: one module in
 [`registry.py`]({RULES_DIR}/registry.py), as upstream Trainer registers its plugins
 (`pkg/runtime/framework/interface.go`, `plugins/registry.go`). A `Rule` declares
 
-- its **stages**: where in the pipeline it runs (`process.py` runs a stage's rules in registry order);
+- its **stages**: where in the pipeline it runs (each stage's module in `pipeline/` runs its rules in registry
+  order);
 - its **scope**: what it runs over: the TrainJob once (`trainjob`), each patched replicated job (`job-site`),
   each ContainerPatch (`container-site`), each container's merged resources (`effective`) or, in the policy
   stage, each container of the pods the policy sees (`pod-container`);
@@ -61,14 +62,15 @@ Each finding names its rule in the KRM result's `tags` (kyaml `fn/framework/resu
 ```
 
 Results about the functionConfig, the input itself, a TrainJob's rewrite and the run's summary come from
-`process.py` and `krm/` and carry no rule.
+the pipeline's own steps (`options/function_config.py`, `pipeline/`, `report/reporting.py`) and `krm/` and
+carry no rule.
 """
 
 
 def _stages() -> str:
     rows = ["## Stages, in order", "", "| stage | runs on | rules |", "| --- | --- | --- |"]
     for stage in STAGES:
-        names = ", ".join(f"`{rule.name}`" for rule in RULES if stage in rule.stages) or "(none: `process.py`)"
+        names = ", ".join(f"`{rule.name}`" for rule in RULES if stage in rule.stages) or "(none: a step of `pipeline/`)"
         rows.append(f"| `{stage.name}` | {stage.when} | {names} |")
     return "\n".join(rows) + "\n"
 

@@ -3,7 +3,7 @@
 
 A rule module holds the rule's logic and declares the stages it runs in (``stages.py``, the
 pipeline's one vocabulary), what it runs over (its ``scope``), what it reads (``reads.py``) and
-what it reports; the pipeline (``process.py``) runs a stage's rules in registry order, remembers a
+what it reports; the pipeline (``pipeline/``) runs a stage's rules in registry order, remembers a
 stage's findings under the key of what its rules declare they read, and each finding names its rule
 (the result's ``tags: {rule: ...}``). Adding a rule: a module here, one line in ``registry.RULES``,
 a golden case (docs/rules.md, written from the registry).

@@ -1,10 +1,11 @@
-"""The pipeline's stages, in order: the one vocabulary of ``process.py``, its rules and the docs.
+"""The pipeline's stages, in order: the one vocabulary of ``process.py``, ``pipeline/`` (a module a
+stage), the rules and the docs.
 
 Once per render the bundle is indexed; then each TrainJob is parsed, its runtimeRef resolved,
 validated (the runtime-free stage when its runtime is not in the bundle, else the trainjob,
 patches, effective and policy stages), its runtime derived and the TrainJob rewritten; the render
 emits the items and results. A rule runs in one or more of these stages (``Rule.stages``); a stage
-without rules is a step of ``process.py`` alone.
+without rules is a step of ``pipeline/`` alone.
 """
 
 from __future__ import annotations

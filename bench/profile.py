@@ -43,9 +43,12 @@ ROOT = BENCH.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 
 from trainjob_resources import process
-from trainjob_resources.checks import bundle
+from trainjob_resources.derive import plan
 from trainjob_resources.krm import policy_inputs, results
 from trainjob_resources.krm import resource_list as krm
+from trainjob_resources.pipeline import derive, emit, memo, parse
+from trainjob_resources.resolve import bundle
+from trainjob_resources.rules import runtime_ref
 from trainjob_resources.yamltext import textedit
 from trainjob_resources.yamltext import yamlnodes as yn
 
@@ -55,8 +58,8 @@ COARSE: list[tuple[Any, str, str, str | None]] = [
     (krm.Item, "verify", "Item.verify (a TrainJob read when its turn comes)", "parse"),
     (process, "index", "bundle.index", "index"),
     (process, "process_trainjob", "process.process_trainjob", "validate"),
-    (process, "_materialize", "process._materialize", "materialize"),
-    (process, "_with_derived", "process._with_derived", "materialize"),
+    (process, "derive", "pipeline.derive", "materialize"),
+    (emit, "_with_derived", "emit._with_derived", "materialize"),
     (krm.Item, "result", "Item.result", "results"),
     (krm.Item, "settle", "Item.settle (a TrainJob written when done)", "emit"),
     (krm, "write", "krm.write", "emit"),
@@ -77,19 +80,20 @@ FINE: list[tuple[Any, str, str, str | None]] = [
     (bundle, "parse_runtime", "models.parse_runtime (pydantic)", None),
     (bundle, "jobs_of", "runtime_view.jobs_of", None),
     (yn, "deep_copy", "yamlnodes.deep_copy", None),
-    (process, "has_provenance", "provenance.has_provenance", None),
-    (process, "restore", "provenance.restore", None),
+    (parse, "has_provenance", "provenance.has_provenance", None),
+    (parse, "restore", "provenance.restore", None),
     (yn, "to_python", "yamlnodes.to_python", None),
-    (process, "parse_trainjob", "trainjob_view.parse_trainjob (pydantic only when unusual)", None),
-    (process, "resolve", "bundle.resolve", None),
-    (process, "container_sites", "sites.container_sites", None),
-    (process, "_validate", "process._validate", None),
+    (parse, "parse_trainjob", "trainjob_view.parse_trainjob (pydantic only when unusual)", None),
+    (runtime_ref, "resolve", "runtime_ref.resolve", None),
+    (parse, "container_sites", "sites.container_sites", None),
+    (process, "patches", "pipeline.patches", None),
+    (process, "policy", "pipeline.policy", None),
     (process, "evaluate", "policy.evaluate", None),
-    (process, "overrides_of", "materialize.overrides_of", None),
-    (process, "derived_name", "materialize.derived_name", None),
-    (process, "strip_resources", "materialize.strip_resources", None),
-    (process, "derive_runtime", "materialize.derive_runtime", None),
-    (process, "point_at", "materialize.point_at", None),
+    (plan, "overrides_of", "materialize.overrides_of", None),
+    (memo, "derived_name", "materialize.derived_name", None),
+    (derive, "strip_resources", "materialize.strip_resources", None),
+    (memo, "derive_runtime", "materialize.derive_runtime", None),
+    (derive, "point_at", "materialize.point_at", None),
     (process, "_describe", "process._describe", None),
     (yn, "from_python", "yamlnodes.from_python (represent)", None),
     (krm.Result, "to_python", "Result.to_python", None),
@@ -385,7 +389,7 @@ def profile(n: int, top: int, cprofile: bool, repeat: int) -> None:
         f"{min(with_gc):.3f} s with"
     )
     timers, total = min(coarse, key=lambda run: run[1])
-    print_phases("Phases (validate = process_trainjob minus _materialize; results = Item.result):", timers, total)
+    print_phases("Phases (validate = process_trainjob minus derive; results = Item.result):", timers, total)
     timers, total = min(fine, key=lambda run: run[1])
     print_steps(timers, total)
     memory_profile(data)

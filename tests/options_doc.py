@@ -2,9 +2,9 @@
 tests/rules_doc.py writes docs/rules.md from the registry:
 
 - docs/config.md's functionConfig table: the options, their choices and defaults from ``FunctionConfig``
-  (``checks/config.py``), what each choice does from ``VALUE_MEANINGS``, what the other options are from
+  (``options/config.py``), what each choice does from ``VALUE_MEANINGS``, what the other options are from
   ``_DESCRIPTIONS`` (which ``--help`` and the JSON Schema show too), an example from ``cli/usage.py``;
-- docs/hardening.md's trust model: who may set each option (``checks/config_layers.py``: ``PLATFORM_OPTIONS``,
+- docs/hardening.md's trust model: who may set each option (``options/config_layers.py``: ``PLATFORM_OPTIONS``,
   ``POLICY_OPTIONS``, ``TENANT_OPTIONS``) and what a tenant's other value does (``_PLATFORM_WHY``,
   ``TENANT_VALUE``);
 - the synopses of ``render`` (docs/integrations.md), ``explain`` (docs/explain-and-policy.md) and ``check``
@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 from pydantic.fields import FieldInfo
-from trainjob_resources.checks import config, config_layers
-from trainjob_resources.checks.config import FunctionConfig
+from trainjob_resources.options import config, config_layers
+from trainjob_resources.options.config import FunctionConfig
 from trainjob_resources.cli import usage
 from trainjob_resources.cli.usage import OPTION_EXAMPLES
 from trainjob_resources.trainer.releases import TrainerVersion

@@ -1,5 +1,5 @@
-"""docs/rules.md, written from the registry: the stages (``checks/rules/stages.py``), every rule
-(``checks/rules/registry.py``) and the worked example (``tests/rules_doc_example.py``, which
+"""docs/rules.md, written from the registry: the stages (``rules/stages.py``), every rule
+(``rules/registry.py``) and the worked example (``tests/rules_doc_example.py``, which
 tests/test_rules_doc.py checks with ruff and mypy). ``python -m tests.rules_doc`` (or ``make
 goldens``) rewrites the page; tests/test_rules_doc.py fails while it is stale.
 """
@@ -9,14 +9,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from trainjob_resources.checks.rules.framework import Rule, Stage
-from trainjob_resources.checks.rules.registry import RULES
-from trainjob_resources.checks.rules.stages import STAGES
+from trainjob_resources.rules.framework import Rule, Stage
+from trainjob_resources.rules.registry import RULES
+from trainjob_resources.rules.stages import STAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "rules.md"
 EXAMPLE = Path(__file__).with_name("rules_doc_example.py")
-RULES_DIR = "../function/trainjob_resources/checks/rules"
+RULES_DIR = "../function/trainjob_resources/rules"
 
 # The field path of the example result, as tests/testdata/error/requests-above-limits/results.yaml has it.
 _EXAMPLE_PATH = (
@@ -29,19 +29,20 @@ _INTRO = f"""<!-- Written from the registry by `python -m tests.rules_doc` (make
 # The rules
 
 Every check the function makes on a TrainJob is a **rule**: one module in
-[`function/trainjob_resources/checks/rules/`]({RULES_DIR}/) that holds its logic, registered once in
+[`function/trainjob_resources/rules/`]({RULES_DIR}/) that holds its logic, registered once in
 [`registry.py`]({RULES_DIR}/registry.py), as upstream Trainer registers its plugins
 (`pkg/runtime/framework/interface.go`, `plugins/registry.go`). A `Rule` declares
 
-- its **stages**: where in the pipeline it runs (`process.py` runs a stage's rules in registry order);
+- its **stages**: where in the pipeline it runs (each stage's module in `pipeline/` runs its rules in registry
+  order);
 - its **scope**: what it runs over: the TrainJob once (`trainjob`), each patched replicated job (`job-site`),
   each ContainerPatch (`container-site`), each container's merged resources (`effective`) or, in the policy
   stage, each container of the pods the policy sees (`pod-container`);
-- what it **reads** (`checks/rules/reads.py`): the memo (`checks/memo.py`) reuses a stage's findings for
+- what it **reads** (`rules/reads.py`): the memo (`pipeline/memo.py`) reuses a stage's findings for
   every TrainJob whose declared reads have the same key, so an undeclared read shares findings it should not
   (`tests/test_memo.py` compares renders with and without the memo);
 - what it **reports**, and its `check(context, subject)`, which returns `Violation`s; the context
-  (`checks/context.py`, `TrainJobContext`) is the one object per TrainJob.
+  (`resolve/context.py`, `TrainJobContext`) is the one object per TrainJob.
 
 Each finding names its rule in the KRM result's `tags` (kyaml `fn/framework/result.go`), e.g.
 `tests/testdata/error/requests-above-limits/results.yaml`:
@@ -61,14 +62,15 @@ Each finding names its rule in the KRM result's `tags` (kyaml `fn/framework/resu
 ```
 
 Results about the functionConfig, the input itself, a TrainJob's rewrite and the run's summary come from
-`process.py` and `krm/` and carry no rule.
+the pipeline's own steps (`options/function_config.py`, `pipeline/`, `report/reporting.py`) and `krm/` and
+carry no rule.
 """
 
 
 def _stages() -> str:
     rows = ["## Stages, in order", "", "| stage | runs on | rules |", "| --- | --- | --- |"]
     for stage in STAGES:
-        names = ", ".join(f"`{rule.name}`" for rule in RULES if stage in rule.stages) or "(none: `process.py`)"
+        names = ", ".join(f"`{rule.name}`" for rule in RULES if stage in rule.stages) or "(none: a step of `pipeline/`)"
         rows.append(f"| `{stage.name}` | {stage.when} | {names} |")
     return "\n".join(rows) + "\n"
 
@@ -102,7 +104,7 @@ def _registry() -> str:
 
 _ADDING = """## Adding a rule
 
-1. Write `checks/rules/<name>.py`: a `_check(context, subject)` that holds the rule's logic and a
+1. Write `rules/<name>.py`: a `_check(context, subject)` that holds the rule's logic and a
    `RULE = Rule(name, stages, scope, reads, reports, _check)`. Cite, in the module docstring, the upstream file
    the rule follows.
 2. Declare in `reads` everything `_check` reads besides its subject; a new kind of input gets a new `Read` in
@@ -113,7 +115,7 @@ _ADDING = """## Adding a rule
 
 For example, a rule that warns when a ContainerPatch sets a memory limit of zero
 (`tests/rules_doc_example.py`, which `tests/test_rules_doc.py` checks with ruff and `mypy --strict` as
-`checks/rules/zero_memory.py`):
+`rules/zero_memory.py`):
 
 ```python
 """

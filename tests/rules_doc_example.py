@@ -4,11 +4,11 @@ non-negative quantity), but a container without memory cannot run."""
 
 from __future__ import annotations
 
-from ...kube.quantity import QuantityError, parse_quantity
-from ...trainer.sites import ContainerSite
-from ...values import fieldpath
-from ...values.violations import Violation
-from ..context import TrainJobContext
+from ..kube.quantity import QuantityError, parse_quantity
+from ..resolve.context import TrainJobContext
+from ..trainer.sites import ContainerSite
+from ..values import fieldpath
+from ..values.violations import Violation
 from .framework import Rule
 from .reads import CONTAINER_SITES, PATCHED_RESOURCES
 from .stages import PATCHES

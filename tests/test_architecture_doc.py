@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "function" / "trainjob_resources"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 PAGES = (ARCHITECTURE, ROOT / "CONTRIBUTING.md")
-# `checks/rules/registry.py`, `repo/`, `tests/test_layers.py`, `.ci/image.sh`: a path in inline code
+# `rules/registry.py`, `repo/`, `tests/test_layers.py`, `.ci/image.sh`: a path in inline code
 _PATH = re.compile(r"`(\.?[\w.-]+(?:/[\w.-]+)*(?:\.py|\.sh|/))`")
 _ROW = re.compile(r"^\| `([\w.]+)/?` \|", re.MULTILINE)
 
@@ -37,7 +37,7 @@ def test_the_pages_name_the_layers_and_their_modules() -> None:
     """Not vacuous: each page names the layers and a fair number of modules."""
     for page in PAGES:
         names = set(named_paths(page.read_text()))
-        assert {"values/", "repo/", "live/", "cli/", "process.py", "checks/rules/registry.py"} <= names, page.name
+        assert {"values/", "repo/", "live/", "cli/", "process.py", "rules/registry.py"} <= names, page.name
         assert len(names) >= 15, page.name
 
 

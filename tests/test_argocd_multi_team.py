@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 import yaml
-from trainjob_resources.checks.config import FunctionConfig
 from trainjob_resources.cli.render import env_name
+from trainjob_resources.options.config import FunctionConfig
 
 from tests.examples import EXAMPLES, IMAGE, VENV_BIN, application_env, documents, kustomize_provider, load
 

@@ -186,7 +186,7 @@ def placing_patch() -> dict[str, Any]:
 def test_a_numeric_resources_per_node_quantity_fails_the_next_apply(
     control_plane: ControlPlane, patched: bool, value: int | str
 ) -> None:
-    """What the crd rule warns of (checks/rules/crd.py ``_numeric_quantities``): on a TrainJob with
+    """What the crd rule warns of (rules/crd.py ``_numeric_quantities``): on a TrainJob with
     runtimePatches the webhook stores the number as a string, and the next apply of the same number fails
     spec.trainer's self == oldSelf. Quoted, or without runtimePatches, it passes."""
     from trainjob_resources.krm import resource_list as krm

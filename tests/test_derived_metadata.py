@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from trainjob_resources.checks.config import parse_config
-from trainjob_resources.checks.config_layers import Layer, LayerError, combine, layer_from_env
+from trainjob_resources.options.config import parse_config
+from trainjob_resources.options.config_layers import Layer, LayerError, combine, layer_from_env
 
 from tests.support import container_patch, load_fixture, render, trainjob
 from tests.test_policy import typed

@@ -20,8 +20,8 @@ import pytest
 import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from trainjob_resources.checks.config import parse_config
-from trainjob_resources.checks.config_layers import Layer, LayerError, combine, layer_from_env
+from trainjob_resources.options.config import parse_config
+from trainjob_resources.options.config_layers import Layer, LayerError, combine, layer_from_env
 from trainjob_resources.values.keys import OWNERSHIP_KEYS, PLATFORM_PREFIXES, is_ownership_key, is_platform_key
 
 from tests.hostile import EXECUTABLE

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 from trainjob_resources import __version__
-from trainjob_resources.checks.config import FunctionConfig
 from trainjob_resources.cli.render import env_name
+from trainjob_resources.options.config import FunctionConfig
 
 from tests.cluster import standalone
 from tests.cluster.standalone import KUSTOMIZE_ROLES

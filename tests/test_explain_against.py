@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 from hypothesis import given, settings
-from trainjob_resources.checks import change_report
 from trainjob_resources.cli import explain as explain_cli
 from trainjob_resources.krm.resource_list import Item, ResourceList
+from trainjob_resources.report import change_report
 from trainjob_resources.yamltext.yamlnodes import from_python
 
 from tests.kit import build

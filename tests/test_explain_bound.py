@@ -19,9 +19,9 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trainjob_resources.checks import explain_bound, explain_report
 from trainjob_resources.cli.explain import explain_views
 from trainjob_resources.krm.resource_list import Item, ResourceList
+from trainjob_resources.report import explain_bound, explain_report
 from trainjob_resources.yamltext.yamlnodes import from_python
 
 from tests.hostile import EXECUTABLE, MiB

@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from trainjob_resources.cli import fan_out
 from trainjob_resources.cli.main import as_main
 from trainjob_resources.krm import resource_list as krm
-from trainjob_resources.process import Contribution, TrainJobWork, in_process, process
+from trainjob_resources.pipeline.work import Contribution, TrainJobWork, in_process
+from trainjob_resources.process import process
 
 from tests.goldens import cases
 from tests.test_properties import bundles

@@ -1,7 +1,7 @@
 """One renderer registry for every output format (issue 47): each command's ``--format`` or
 ``--output`` choices are exactly the formats ``cli/formats.py`` declares for it, and each declared
 format names a function that exists. ``render --results`` takes the functionConfig's ``results``
-values (``checks/reporting.py``)."""
+values (``report/reporting.py``)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import argparse
 import typing
 
 import pytest
-from trainjob_resources.checks.config import FunctionConfig
-from trainjob_resources.checks.reporting import RESULTS_OPTIONS
 from trainjob_resources.cli import check, explain, formats, render
+from trainjob_resources.options.config import FunctionConfig
+from trainjob_resources.report.reporting import RESULTS_OPTIONS
 
 PARSERS = {"render": render._parser, "explain": explain._parser, "check": check._parser}
 # command -> (parser, option) whose choices select its renderer

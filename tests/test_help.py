@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 import pytest
-from trainjob_resources.checks.config import FunctionConfig
 from trainjob_resources.cli.main import DOCS_URL, USAGE, main
+from trainjob_resources.options.config import FunctionConfig
 
 
 def test_the_top_level_help_lists_commands_options_config_example_and_docs(capsys: pytest.CaptureFixture[str]) -> None:

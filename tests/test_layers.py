@@ -16,7 +16,24 @@ PACKAGE = Path(__file__).resolve().parents[1] / "function" / "trainjob_resources
 NAME = "trainjob_resources"
 
 # Lowest first. A subpackage is a layer; so are the pipeline module and the entry point.
-LAYERS = ("values", "yamltext", "krm", "kube", "trainer", "checks", "process", "repo", "live", "cli", "__main__")
+LAYERS = (
+    "values",
+    "yamltext",
+    "krm",
+    "kube",
+    "trainer",
+    "options",
+    "derive",
+    "resolve",
+    "report",
+    "rules",
+    "pipeline",
+    "process",
+    "repo",
+    "live",
+    "cli",
+    "__main__",
+)
 
 
 class Import:
@@ -119,7 +136,7 @@ def test_the_package_root_holds_only_the_entry_points_and_the_pipeline() -> None
     assert modules == ["__init__.py", "__main__.py", "process.py"]
     folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
     assert folders == sorted(layer for layer in LAYERS if (PACKAGE / layer).is_dir())
-    assert len(folders) == 9
+    assert len(folders) == 14
 
 
 @pytest.mark.parametrize("layer", [layer for layer in LAYERS if (PACKAGE / layer).is_dir()])
@@ -144,15 +161,15 @@ def test_an_import_from_a_layer_above_is_named_with_its_file_and_line(tmp_path: 
         {
             "kube/__init__.py": "",
             "kube/quantity.py": "from __future__ import annotations\n\n\ndef lazy() -> None:\n"
-            "    from ..checks import config\n",
-            "checks/__init__.py": "",
-            "checks/config.py": "from ..kube import quantity\n",
+            "    from ..options import config\n",
+            "options/__init__.py": "",
+            "options/config.py": "from ..kube import quantity\n",
         },
     )
     found = problems(package)
     assert found[0] == (
         "trainjob_resources/kube/quantity.py:5: trainjob_resources.kube.quantity (layer kube) imports "
-        "trainjob_resources.checks.config from layer checks, which is above it"
+        "trainjob_resources.options.config from layer options, which is above it"
     )
     assert any(line.startswith("import cycle: ") for line in found)
 
@@ -178,7 +195,7 @@ MAX_PARAMETERS = 6
 
 
 def test_no_function_takes_more_than_six_parameters() -> None:
-    """One context per TrainJob (``checks/context.py``) or a value class, not a long parameter list."""
+    """One context per TrainJob (``resolve/context.py``) or a value class, not a long parameter list."""
     import ast
 
     long: list[str] = []

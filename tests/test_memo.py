@@ -11,12 +11,12 @@ from typing import Any, TypeVar
 import pytest
 from hypothesis import given
 from trainjob_resources import process
-from trainjob_resources.checks.bundle import RuntimeEntry
-from trainjob_resources.checks.context import TrainJobContext
-from trainjob_resources.checks.materialize import derived_name
-from trainjob_resources.checks.plan import Plan, make_plan
-from trainjob_resources.checks.rules.framework import Read, Stage
+from trainjob_resources.derive.materialize import derived_name
+from trainjob_resources.derive.plan import Plan, make_plan
 from trainjob_resources.krm import resource_list as krm
+from trainjob_resources.resolve.bundle import RuntimeEntry
+from trainjob_resources.resolve.context import TrainJobContext
+from trainjob_resources.rules.framework import Read, Stage
 from trainjob_resources.trainer.effective import ContainerKey, Effective
 
 from tests.hostile import RUNTIME, bundle, load, trainjob_value, trainjob_yaml

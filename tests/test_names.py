@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 import pytest
-from trainjob_resources.checks.materialize import NAME_SCHEME_VERSION, canonical_quantity, derived_name
+from trainjob_resources.derive.materialize import NAME_SCHEME_VERSION, canonical_quantity, derived_name
 from trainjob_resources.krm.resource_list import Item
 from trainjob_resources.yamltext import yamlnodes as yn
 

@@ -5,7 +5,7 @@ declaration the tables read covers every option and value."""
 from __future__ import annotations
 
 import pytest
-from trainjob_resources.checks import config, config_layers
+from trainjob_resources.options import config, config_layers
 
 from tests.options_doc import RUN, TABLES, choices, options, rewritten
 

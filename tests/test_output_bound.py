@@ -16,7 +16,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from trainjob_resources.checks import derived_bound, materialize
+from trainjob_resources.derive import derived_bound, materialize
 from trainjob_resources.krm.resource_list import Item
 from trainjob_resources.yamltext import yamlnodes as yn
 from trainjob_resources.yamltext.yamlnodes import MAX_INPUT_BYTES

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from trainjob_resources.checks import derived_bound, materialize
+from trainjob_resources.derive import derived_bound, materialize
 from trainjob_resources.krm import resource_list as krm
 from trainjob_resources.process import process
 from trainjob_resources.yamltext.yamlnodes import MAX_INPUT_BYTES

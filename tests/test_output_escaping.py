@@ -19,11 +19,11 @@ import pytest
 from cmarkgfm.cmark import Options
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from trainjob_resources.checks.change_report import compare
-from trainjob_resources.checks.explain import LeftOut
 from trainjob_resources.cli import formats
 from trainjob_resources.krm.resource_list import Field, FileRef, ResourceRef, Result
 from trainjob_resources.live.report import Finding, object_name
+from trainjob_resources.report.change_report import compare
+from trainjob_resources.report.explain import LeftOut
 from trainjob_resources.yamltext.yamlnodes import from_python
 
 C0 = [chr(i) for i in range(0x20)] + ["\x7f"]

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trainjob_resources.checks.config import FunctionConfig
-from trainjob_resources.checks.config_layers import (
+from trainjob_resources.options.config import FunctionConfig
+from trainjob_resources.options.config_layers import (
     PLATFORM_OPTIONS,
     POLICY_OPTIONS,
     TENANT_OPTIONS,

@@ -1,12 +1,12 @@
 """Plausibility warnings (issue 32): quantities Kubernetes accepts that are almost surely not what
-was meant (``checks/rules/plausible_quantities.py``), named with the likely intent."""
+was meant (``rules/plausible_quantities.py``), named with the likely intent."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from trainjob_resources.checks.rules.plausible_quantities import implausible
+from trainjob_resources.rules.plausible_quantities import implausible
 
 from tests.support import container_patch, render, trainer_runtime, trainjob
 

@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 import pytest
-from trainjob_resources.checks.config import ConfigError, FunctionConfig, parse_config
 from trainjob_resources.cli import explain as explain_cli
 from trainjob_resources.krm.resource_list import Item, ResourceList
+from trainjob_resources.options.config import ConfigError, FunctionConfig, parse_config
 from trainjob_resources.yamltext.yamlnodes import from_python
 
 from tests.kit import build

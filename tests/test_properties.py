@@ -22,7 +22,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from trainjob_resources import process
-from trainjob_resources.checks.provenance import DERIVED_FROM
+from trainjob_resources.derive.provenance import DERIVED_FROM
 from trainjob_resources.krm import resource_list as krm
 from trainjob_resources.kube.merge import compose_patches, merge_requirements
 from trainjob_resources.yamltext import textedit

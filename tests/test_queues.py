@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainjob_resources.checks.bundle import index
-from trainjob_resources.checks.config import parse_config
-from trainjob_resources.checks.explain import TrainJobPods
 from trainjob_resources.cli.explain import explain_item
 from trainjob_resources.krm.resource_list import Item
 from trainjob_resources.live.queues import KueueObjects, exceeded
+from trainjob_resources.options.config import parse_config
+from trainjob_resources.report.explain import TrainJobPods
+from trainjob_resources.resolve.bundle import index
 from trainjob_resources.yamltext import yamlnodes as yn
 
 from tests.kit import build

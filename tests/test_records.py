@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from trainjob_resources.checks.bundle import Bundle
 from trainjob_resources.kube.quantity import Quantity, parse_quantity
+from trainjob_resources.resolve.bundle import Bundle
 from trainjob_resources.trainer.effective import Effective, Source
 from trainjob_resources.trainer.runtime_view import ContainerInfo, RuntimeContainerView
 from trainjob_resources.values.violations import Violation

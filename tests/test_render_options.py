@@ -369,7 +369,7 @@ def test_objects_of_a_kustomize_build_are_named_by_their_files(
 
 
 def test_a_tenant_cap_joins_the_platforms_caps() -> None:
-    from trainjob_resources.checks.config_layers import LayerError, combine, layer_from_env, layer_from_object
+    from trainjob_resources.options.config_layers import LayerError, combine, layer_from_env, layer_from_object
 
     platform = layer_from_object(
         {"apiVersion": "v1", "kind": "ConfigMap", "data": {"maxPerContainer": "cpu=8,memory=64Gi"}}, "p.yaml", True
@@ -386,7 +386,7 @@ def test_a_tenant_cap_joins_the_platforms_caps() -> None:
 
 
 def test_a_tenant_role_cap_joins_the_platforms_role_caps() -> None:
-    from trainjob_resources.checks.config_layers import LayerError, combine, layer_from_env, layer_from_object
+    from trainjob_resources.options.config_layers import LayerError, combine, layer_from_env, layer_from_object
 
     platform = layer_from_object(
         {"apiVersion": "v1", "kind": "ConfigMap", "data": {"maxPerRole": "sidecar.memory=64Gi,trainer.cpu=32"}},

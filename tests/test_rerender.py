@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from trainjob_resources.checks.provenance import ProvenanceError, parse_records, restore
+from trainjob_resources.derive.provenance import ProvenanceError, parse_records, restore
 from trainjob_resources.yamltext import yamlnodes as yn
 
 from tests.support import Rendered, container_of, container_patch, load_fixture, render, trainer_runtime, trainjob

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pickle
 
-from trainjob_resources.checks.provenance import RESOURCES, RUNTIME_REF
-from trainjob_resources.checks.rules.registry import RULES
-from trainjob_resources.checks.rules.stages import POLICY
+from trainjob_resources.derive.provenance import RESOURCES, RUNTIME_REF
 from trainjob_resources.krm.resource_list import Result
+from trainjob_resources.rules.registry import RULES
+from trainjob_resources.rules.stages import POLICY
 
 from tests.goldens import TESTDATA, results_of, run_function
 from tests.support import render, trainjob

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from trainjob_resources.checks.rules.registry import RULES
+from trainjob_resources.rules.registry import RULES
 
 from tests.rules_doc import DOC, EXAMPLE, ROOT, render
 
@@ -32,7 +32,7 @@ def test_every_rule_module_is_registered() -> None:
         "policy_math",
         "policy_stage",
     }
-    modules = {p.stem for p in (PACKAGE / "checks" / "rules").glob("*.py")} - support
+    modules = {p.stem for p in (PACKAGE / "rules").glob("*.py")} - support
     registered = {rule.check.__module__.rsplit(".", 1)[1] for rule in RULES}
     assert modules == registered
 
@@ -41,7 +41,7 @@ def test_every_rule_module_is_registered() -> None:
 def test_the_worked_example_passes_ruff_and_mypy_as_a_rule_module(tmp_path: Path) -> None:
     copy = tmp_path / "trainjob_resources"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    module = copy / "checks" / "rules" / "zero_memory.py"
+    module = copy / "rules" / "zero_memory.py"
     shutil.copy(EXAMPLE, module)
     bin_dir = Path(sys.executable).parent
     config = ["--config", str(ROOT / "pyproject.toml")]

@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 import yaml
 from jsonschema.exceptions import best_match
-from trainjob_resources.checks.config import ConfigError, parse_config
+from trainjob_resources.options.config import ConfigError, parse_config
 from trainjob_resources.trainer.models import parse_trainjob
 
 from tests.crd_schema import problems as upstream_problems
@@ -222,12 +222,12 @@ def test_the_config_schema_and_the_function_agree(
 
 
 def test_every_option_is_in_the_config_schema_with_a_description(config_schema: dict[str, Any]) -> None:
-    from trainjob_resources.checks.config import FunctionConfig
+    from trainjob_resources.options.config import FunctionConfig
 
     options = config_schema["properties"]["spec"]["properties"]
     assert list(options) == [f.alias for f in FunctionConfig.model_fields.values()]
     undescribed = [name for name, option in options.items() if not option.get("description")]
-    assert undescribed == [], "describe each option for editors: checks/config.py _DESCRIPTIONS"
+    assert undescribed == [], "describe each option for editors: options/config.py _DESCRIPTIONS"
 
 
 def test_schema_usage() -> None:

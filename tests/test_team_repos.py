@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trainjob_resources.checks.provenance import RUNTIME_REF
+from trainjob_resources.derive.provenance import RUNTIME_REF
 
 from tests.support import container_patch, render, trainer_runtime, trainjob
 

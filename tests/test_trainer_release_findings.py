@@ -7,12 +7,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from trainjob_resources.checks.bundle import index
-from trainjob_resources.checks.config import parse_config
-from trainjob_resources.checks.explain import TrainJobPods
 from trainjob_resources.cli.explain import explain_item
 from trainjob_resources.krm.resource_list import Item
 from trainjob_resources.live.trainer_release import Followed, differences, sync_release, trainer_version
+from trainjob_resources.options.config import parse_config
+from trainjob_resources.report.explain import TrainJobPods
+from trainjob_resources.resolve.bundle import index
 from trainjob_resources.yamltext.yamlnodes import from_python
 
 from tests.test_platform_options import CPU_ONLY_JOB, GPU_RUNTIME

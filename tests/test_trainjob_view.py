@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from trainjob_resources.checks.config import FunctionConfig
-from trainjob_resources.checks.options import DEFAULTS
+from trainjob_resources.options.config import FunctionConfig
+from trainjob_resources.options.options import DEFAULTS
 from trainjob_resources.trainer import models, trainjob_view
 
 from tests.hostile import load, trainjob_value

@@ -8,9 +8,9 @@ import json
 from typing import Any
 
 import pytest
-from trainjob_resources.checks.bundle import index
 from trainjob_resources.cli import explain as explain_cli
 from trainjob_resources.krm.resource_list import Item, ResourceList
+from trainjob_resources.resolve.bundle import index
 from trainjob_resources.trainer.effective import effective_resources
 from trainjob_resources.trainer.models import parse_trainjob
 from trainjob_resources.trainer.per_node import moved_resources

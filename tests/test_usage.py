@@ -11,12 +11,12 @@ import re
 import typing
 from pathlib import Path
 
-from trainjob_resources.checks import config as config_module
-from trainjob_resources.checks.config import FunctionConfig, parse_config
-from trainjob_resources.checks.options import CONFIG_API_VERSION, CONFIG_KIND, ROLES
-from trainjob_resources.checks.rules.max_per_role import ROLE_MEANING
 from trainjob_resources.cli import main
 from trainjob_resources.cli.usage import OPTION_EXAMPLES, usage
+from trainjob_resources.options import config as config_module
+from trainjob_resources.options.config import FunctionConfig, parse_config
+from trainjob_resources.options.options import CONFIG_API_VERSION, CONFIG_KIND, ROLES
+from trainjob_resources.rules.max_per_role import ROLE_MEANING
 
 from tests.kit.golden import rewritten, updating
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from trainjob_resources import process
-from trainjob_resources.checks.provenance import DERIVED_FROM
+from trainjob_resources.derive.provenance import DERIVED_FROM
 from trainjob_resources.krm import resource_list as krm
 from trainjob_resources.yamltext import written_form
 from trainjob_resources.yamltext import yamlnodes as yn

@@ -1,9 +1,10 @@
 """trainjob-resources: per-TrainJob container resources for Kubeflow Trainer runtimePatches.
 
 The package is in layers, each importing only from the ones before it (tests/test_layers.py):
-``values`` -> ``yamltext`` -> ``krm`` -> ``kube`` -> ``trainer`` -> ``checks`` -> ``process``
-(the pipeline: parse, index, resolve, validate, materialize, emit) -> ``repo`` -> ``live`` (``check``'s
-reads of a live cluster and its findings) -> ``cli``.
+``values`` -> ``yamltext`` -> ``krm`` -> ``kube`` -> ``trainer``, then the pipeline's folders
+``options`` -> ``derive`` -> ``resolve`` -> ``report`` -> ``rules`` -> ``pipeline`` (each stage run),
+then ``process`` (the list of stages) -> ``repo`` -> ``live`` (``check``'s reads of a live cluster and
+its findings) -> ``cli``.
 Its public interface is the command line (``trainjob-resources``, ``python -m trainjob_resources``);
 no module of it is a public API.
 """

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from trainjob_resources.checks.rules.pod_claims import _entries
+from trainjob_resources.rules.pod_claims import _entries
 
 from tests.cluster.controlplane import DEFAULT_TRAINER, ControlPlane, Unavailable, require_paths
 from tests.cluster.kep2782 import TRAINJOB_CRD, simulated_crd

@@ -2,9 +2,9 @@
 
 1. Roles. A runtime patch that writes ``trainer.kubeflow.org/trainjob-ancestor-step`` on the trainer job's
    template: what upstream Kubeflow Trainer (each release) then makes of the job, and the function's refusal
-   (checks/rules/role_labels.py, which cites where Trainer reads the label).
+   (rules/role_labels.py, which cites where Trainer reads the label).
 2. A LimitRange shipped in the tenant's own bundle: the API server's LimitRanger really defaults the pods'
-   containers with it, and the platform's maxPerRole caps count what it defaults (checks/rules/max_per_role.py).
+   containers with it, and the platform's maxPerRole caps count what it defaults (rules/max_per_role.py).
 """
 
 from __future__ import annotations

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
-    from ..checks.bundle import Bundle
-    from ..checks.config import FunctionConfig
-    from ..checks.explain import TrainJobPods
     from ..krm.resource_list import Item, ResourceList
     from ..live.cluster import Cluster
     from ..live.findings import Live
     from ..live.report import Finding
     from ..live.trainer_release import Followed
+    from ..options.config import FunctionConfig
+    from ..report.explain import TrainJobPods
+    from ..resolve.bundle import Bundle
 
 DESCRIPTION = """\
 Check what syncing the render would do to the live cluster, before it runs: what the API server or
@@ -175,7 +175,7 @@ def _trainer_version(resource_list: ResourceList, cluster_release: str | None) -
     """The ``trainerVersion`` the render follows, and whether the config set it: the config's, else
     the cluster's release where the function supports it (written into the functionConfig), else the
     newest."""
-    from ..checks.options import CONFIG_KIND, with_option
+    from ..options.options import CONFIG_KIND, with_option
     from ..trainer.releases import NEWEST, trainer_version_of
 
     config = resource_list.function_config
@@ -259,7 +259,7 @@ def _views(
 
 
 def _config(resource_list: ResourceList) -> FunctionConfig | None:
-    from ..checks.config import ConfigError, parse_config
+    from ..options.config import ConfigError, parse_config
 
     config_item = resource_list.function_config
     try:
@@ -272,8 +272,8 @@ def _bundle(
     cluster: Cluster, resource_list: ResourceList, platform: frozenset[int], written: list[Any], spaces: set[str]
 ) -> Bundle:
     """The render's input with the live LimitRanges of ``spaces`` (the render's own LimitRanges win)."""
-    from ..checks.bundle import index
     from ..live import findings, gather
+    from ..resolve.bundle import index
     from ..values.keys import LOCAL_CONFIG
 
     own = {(v.get("kind"), findings.namespace_of(v), findings.name_of(v)) for v in written}

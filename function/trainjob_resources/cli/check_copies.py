@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..checks.explain import TrainJobPods
     from ..krm.resource_list import ResourceList
     from ..live.findings import Live, RuntimeKey
     from ..live.report import Finding
+    from ..report.explain import TrainJobPods
 
 
 class Drifted:

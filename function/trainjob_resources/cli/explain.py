@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
-    from ..checks.bundle import Bundle
-    from ..checks.config import FunctionConfig
-    from ..checks.explain import LeftOut, TrainJobPods
-    from ..checks.explain_bound import ExplainBound
     from ..krm.resource_list import Item, ResourceList, ResourceRef, Result
+    from ..options.config import FunctionConfig
+    from ..report.explain import LeftOut, TrainJobPods
+    from ..report.explain_bound import ExplainBound
+    from ..resolve.bundle import Bundle
 
 DESCRIPTION = """\
 Explain what each TrainJob will ask the scheduler for: per replicated job the number of pods
@@ -105,8 +105,8 @@ def _explain_change(options: argparse.Namespace) -> int:
     """``--against DIR``: the change's inputs explained here and the base's in DIR, compared. Exit as
     without it (1 when the change's inputs have an error, or either side passed explain's output
     bound); the base's other errors only leave its TrainJobs out of the comparison, each named."""
-    from ..checks import change_report
-    from ..checks.explain_bound import ExplainBound
+    from ..report import change_report
+    from ..report.explain_bound import ExplainBound
 
     base_dir = options.against
     resource_list, platform = _load(options)
@@ -199,15 +199,15 @@ def explain_views(
 ) -> Views:
     """Pure. A TrainJob is explained when it renders but for the policy's own findings: one with any
     other error (a bad patch, a missing runtime) is left out, and its errors say why. ``bound``: what
-    the explanations may hold (``checks/explain_bound.py``; shared by both sides of ``--against``);
+    the explanations may hold (``report/explain_bound.py``; shared by both sides of ``--against``);
     past it, the rest are left out, with an error.
     """
-    from ..checks import explain
-    from ..checks.config import ConfigError, parse_config
-    from ..checks.explain_bound import BOUND_REASON
-    from ..checks.explain_bound import ExplainBound as Bound
     from ..krm.resource_list import Result as KrmResult
+    from ..options.config import ConfigError, parse_config
     from ..process import process
+    from ..report import explain
+    from ..report.explain_bound import BOUND_REASON
+    from ..report.explain_bound import ExplainBound as Bound
 
     if bound is None:
         bound = Bound()
@@ -218,7 +218,7 @@ def explain_views(
     except ConfigError:
         config = None
     views: list[tuple[ResourceRef, TrainJobPods, set[tuple[str, str, str | None]]]] = []
-    from ..checks.bundle import index
+    from ..resolve.bundle import index
 
     bundle = index(resource_list.items, platform)
     refs = [item.ref for item in bundle.trainjobs]
@@ -264,13 +264,13 @@ def explain_item(
     """The TrainJob's pods as the policy sees them, and the policy's findings; None if it cannot be read."""
     from yaml.nodes import MappingNode
 
-    from ..checks.bundle import path_of
-    from ..checks.context import TrainJobContext
-    from ..checks.memo import Memo
-    from ..checks.provenance import ProvenanceError, restore
-    from ..checks.rules.policy_stage import assess
-    from ..checks.rules.runtime_ref import resolve
+    from ..derive.provenance import ProvenanceError, restore
     from ..kube.quantity import QuantityError
+    from ..pipeline.memo import Memo
+    from ..resolve.bundle import path_of
+    from ..resolve.context import TrainJobContext
+    from ..rules.policy_stage import assess
+    from ..rules.runtime_ref import resolve
     from ..trainer.sites import container_sites
     from ..trainer.topology import topology
     from ..trainer.trainjob_view import parse_trainjob, resources_per_node

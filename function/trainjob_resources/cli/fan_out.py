@@ -1,11 +1,12 @@
 """A large bundle's TrainJobs processed on two CPUs: this process and a fork of it.
 
-Each TrainJob is processed on its own (``process.contribute``), so a range of them can be
-processed by a copy of this process, which sends back what they contributed (their texts,
-results and derived-runtime requests: plain data, pickled through a pipe). ``process`` merges the
-contributions in input order and makes the derived runtimes, so the output is the same bytes
-however the TrainJobs were split; a child that fails or sends something unreadable has its range
-processed here instead. kustomize, the tool around the function, works on every CPU the same way.
+Each TrainJob is processed on its own (``pipeline/work.py``, ``contribute``), so a range of them can
+be processed by a copy of this process, which sends back what they contributed (their texts,
+results and derived-runtime requests: plain data, pickled through a pipe). The emit stage
+(``pipeline/emit.py``) merges the contributions in input order and makes the derived runtimes, so
+the output is the same bytes however the TrainJobs were split; a child that fails or sends
+something unreadable has its range processed here instead. kustomize, the tool around the
+function, works on every CPU the same way.
 
 Only the KRM function forks, and only where it pays: on a machine with two CPUs for it (its
 affinity mask), for a ResourceList read by items from its text, with ``MIN_TRAINJOBS`` or more
@@ -19,7 +20,7 @@ import os
 import signal
 from typing import Any, Final
 
-from ..process import Contribution, TrainJobWork
+from ..pipeline.work import Contribution, TrainJobWork
 
 WORKERS_VARIABLE: Final = "TRAINJOB_RESOURCES_WORKERS"
 MAX_WORKERS: Final = 2

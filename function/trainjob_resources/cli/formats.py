@@ -16,14 +16,14 @@ from typing import Any, Final
 RENDERERS: Final[dict[str, dict[str, str]]] = {
     "render": {"yaml": "cli.render:yaml_stream", "json": "cli.render:json_list"},
     "explain": {
-        "table": "checks.explain_report:render_table",
-        "json": "checks.explain_report:render_json",
-        "markdown": "checks.explain_report:render_markdown",
+        "table": "report.explain_report:render_table",
+        "json": "report.explain_report:render_json",
+        "markdown": "report.explain_report:render_markdown",
     },
     "explain --against": {
-        "table": "checks.change_report:render_table",
-        "json": "checks.change_report:render_json",
-        "markdown": "checks.change_report:render_markdown",
+        "table": "report.change_report:render_table",
+        "json": "report.change_report:render_json",
+        "markdown": "report.change_report:render_markdown",
     },
     "check": {
         "table": "live.report:render_table",

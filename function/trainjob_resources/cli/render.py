@@ -63,7 +63,7 @@ Exit status: 0 when rendered, 1 on any error or when there is nothing to print (
 
 def env_name(option: str) -> str:
     """``derivedRuntimeKind`` -> ``ARGOCD_ENV_DERIVED_RUNTIME_KIND``."""
-    from ..checks import config_layers
+    from ..options import config_layers
 
     return config_layers.env_name(option)
 
@@ -184,7 +184,7 @@ def _parser() -> argparse.ArgumentParser:
         help="exit 0 when there is nothing to print (by default an empty render is an error)",
     )
     parser.add_argument("--verbose", "-v", action="store_true", help="also print what was changed, to stderr")
-    from ..checks.reporting import RESULTS_HELP, RESULTS_OPTIONS
+    from ..report.reporting import RESULTS_HELP, RESULTS_OPTIONS
 
     parser.add_argument("--results", choices=RESULTS_OPTIONS, help=f"{RESULTS_HELP}; overrides the functionConfig's")
     return parser
@@ -200,7 +200,7 @@ def _render(options: argparse.Namespace) -> int:
         _stderr.line(line)
     if inputs.errors:
         return _fail(inputs.errors, options, environ)
-    from ..checks.reporting import with_results_option
+    from ..report.reporting import with_results_option
 
     resource_list.function_config = with_results_option(resource_list.function_config, options.results)
     result = process(resource_list, inputs.platform_ids)

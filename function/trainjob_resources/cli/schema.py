@@ -1,7 +1,7 @@
 """``trainjob-resources schema trainjob|config``: the JSON Schema of a TrainJob as this function reads
 it (upstream's API with ``resources`` in a ContainerPatch) or of its functionConfig (a
 TrainJobResources object), generated from the models that read them (``trainer/models.py``,
-``checks/config.py``) and printed on stdout: for yaml-language-server's modeline and for
+``options/config.py``) and printed on stdout: for yaml-language-server's modeline and for
 kubeconform's ``-schema-location``. Exit status: 0, or 2 on bad usage.
 """
 
@@ -38,7 +38,7 @@ def _trainjob() -> dict[str, Any]:
 
 
 def _config() -> dict[str, Any]:
-    from ..checks.config import json_schema
+    from ..options.config import json_schema
 
     return json_schema()
 

@@ -1,7 +1,7 @@
 """The top-level help (``main.USAGE``), generated from what declares each of its parts: every
 command's options from its argparse parser, their formats from ``cli/formats.py``, every
-functionConfig option with its description and choices from ``checks/config.py`` (``FunctionConfig``),
-the roles from ``checks/options.py`` (``ROLES``, named in ``maxPerRole``'s description).
+functionConfig option with its description and choices from ``options/config.py`` (``FunctionConfig``),
+the roles from ``options/options.py`` (``ROLES``, named in ``maxPerRole``'s description).
 
 ``main.py`` holds the generated text, so that start-up builds no parser; tests/test_usage.py fails
 when it drifts from ``usage()`` and rewrites it under ``--update-goldens`` (tests/kit/golden.py).
@@ -96,8 +96,8 @@ def _word(action: argparse.Action) -> str:
 
 def function_config() -> list[str]:
     """The functionConfig's forms and every option of FunctionConfig, in its order."""
-    from ..checks.config import _DESCRIPTIONS, FunctionConfig
-    from ..checks.options import CONFIG_API_VERSION, CONFIG_KIND
+    from ..options.config import _DESCRIPTIONS, FunctionConfig
+    from ..options.options import CONFIG_API_VERSION, CONFIG_KIND
 
     lines = [
         "functionConfig: none, a v1 ConfigMap (the options under `data`, as strings), or",

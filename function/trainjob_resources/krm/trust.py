@@ -11,7 +11,7 @@ Three kinds of mark change what the function decides, and each has one writer it
   api/internal/utils/annotations.go names the keys). Under kustomize (the KRM function) it is
   kustomize's; render believes only the ones it sets itself, from its own build (refused on
   anything it reads); and where a KRM input's runtime was renamed from a name a TrainJob of
-  another file or namespace uses, that TrainJob is not re-pointed (``checks.bundle``).
+  another file or namespace uses, that TrainJob is not re-pointed (``resolve.bundle``).
 - the function's own provenance (``fn.trainjob-resources.io/derived-from``, the ``derived`` label,
   a TrainJob's records): anyone may write them, so they only ever ask for more checking: a
   runtime that carries them is still an ordinary runtime to a TrainJob that names it.

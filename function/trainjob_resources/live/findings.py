@@ -11,13 +11,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ..checks.explain import TrainJobPods
-from ..checks.provenance import DERIVED_FROM, DERIVED_LABEL, RUNTIME_REF
-from ..checks.rules.namespace_objects import Quota, read_quota
-from ..checks.rules.resource_quota import pod_usage, scopes_match
+from ..derive.provenance import DERIVED_FROM, DERIVED_LABEL, RUNTIME_REF
 from ..krm.resource_list import Item
 from ..kube import compare
 from ..kube.quantity import Quantity, QuantityError, parse_quantity
+from ..report.explain import TrainJobPods
+from ..rules.namespace_objects import Quota, read_quota
+from ..rules.resource_quota import pod_usage, scopes_match
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
 from ..trainer.releases import NEWEST
 from ..values.records import MutableRecord, Record

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from ..checks.explain import DEFAULTED_FROM_LIMITS, ContainerView, JobView, TrainJobPods
 from ..kube.podmath import ContainerResources, PodResources, Quantities, pod_requests
 from ..kube.quantity import Quantity, QuantityError, parse_quantity
+from ..report.explain import DEFAULTED_FROM_LIMITS, ContainerView, JobView, TrainJobPods
 from ..trainer.api import TRAINJOB_KIND
 from ..values.records import MutableRecord
 from .report import Finding, object_name

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from ..checks.explain import TrainJobPods
 from ..kube.quantity import Quantity
+from ..report.explain import TrainJobPods
 from ..trainer.api import TRAINJOB_KIND
 from ..trainer.releases import NEWEST, SUPPORTED, trainer_version_of
 from ..trainer.releases import release as release_of

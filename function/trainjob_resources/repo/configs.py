@@ -14,8 +14,8 @@ from .sources import RenderError, shown
 if TYPE_CHECKING:
     from yaml.nodes import Node
 
-    from ..checks.config_layers import Layer
     from ..krm.resource_list import Item
+    from ..options.config_layers import Layer
     from .sources import Reader
 
 from .collected import INDEX_KEY, PATH_KEY, STDIN_LABEL, Inputs
@@ -26,8 +26,8 @@ def platform_config(path: str | None, reader: Reader) -> Layer | None:
     """``--config FILE``: the platform's options, a floor for the repository's and ARGOCD_ENV_*'s."""
     from yaml.nodes import MappingNode
 
-    from ..checks.config_layers import LayerError, layer_from_object
-    from ..checks.options import CONFIG_KIND
+    from ..options.config_layers import LayerError, layer_from_object
+    from ..options.options import CONFIG_KIND
     from ..yamltext import yamlnodes as yn
     from .sources import Root
 
@@ -58,7 +58,7 @@ def platform_config(path: str | None, reader: Reader) -> Layer | None:
 
 def take_configs(inputs: Inputs) -> None:
     """This function's configs among the inputs: taken out (used as the functionConfig, never printed)."""
-    from ..checks.options import CONFIG_KIND
+    from ..options.options import CONFIG_KIND
     from .kustomize import is_our_config
 
     kept: list[Item] = []
@@ -79,9 +79,9 @@ def take_configs(inputs: Inputs) -> None:
 def effective_config(platform: Layer | None, inputs: Inputs, environ: Mapping[str, str] | None) -> Item | None:
     """The functionConfig: the platform's options, then the repository's config, then ARGOCD_ENV_*;
     the later two may only tighten the platform's policy. None when nothing sets an option."""
-    from ..checks.config import to_object
-    from ..checks.config_layers import LayerError, combine, layer_from_env, layer_from_object
     from ..krm.resource_list import Item
+    from ..options.config import to_object
+    from ..options.config_layers import LayerError, combine, layer_from_env, layer_from_object
     from ..yamltext import yamlnodes as yn
 
     layers: list[Layer] = [platform] if platform is not None else []

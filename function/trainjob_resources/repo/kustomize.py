@@ -150,7 +150,7 @@ def kustomization_file(real_dir: str) -> str | None:
 def is_our_config(node: Node) -> bool:
     """Whether an object is this function's config: a TrainJobResources, or a ConfigMap whose
     function annotation runs this function (an image or executable named trainjob-resources)."""
-    from ..checks.options import CONFIG_API_VERSION, CONFIG_KIND
+    from ..options.options import CONFIG_API_VERSION, CONFIG_KIND
     from ..yamltext import yamlnodes as yn
 
     kind, api_version = yn.scalar(yn.get(node, "kind")), yn.scalar(yn.get(node, "apiVersion"))

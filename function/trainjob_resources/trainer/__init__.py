@@ -4,7 +4,7 @@ and how many pods each has (``topology``), where a patch lands (``sites``), the 
 container ends up with (``effective``) and a move of a trainer container's resources to
 ``resourcesPerNode`` (``per_node``); a TrainJob read without pydantic (``trainjob_view``) and the
 releases the function supports (``releases``). Each model cites the kubeflow/trainer file it follows; what
-Trainer refuses is said by the rules (``checks/rules/``).
+Trainer refuses is said by the rules (``rules/``).
 
 May import: ``values``, ``yamltext``, ``kube``.
 """

@@ -5,7 +5,7 @@ The runtimePatches tree follows the TrainJob API (kubeflow/trainer
 its CRD ``manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml``) field for field and forbids
 anything else, with two additions, both KEP-2782's (kubeflow/trainer ``proposals/2782-dra-support``):
 ``ContainerPatch.resources`` and ``PodSpecPatch.resourceClaims``. The CRD's limits (MaxItems,
-lengths, list keys) are the ``crd`` rule's (``checks/rules/crd.py``). Runtimes are read by ``runtime_view`` (with
+lengths, list keys) are the ``crd`` rule's (``rules/crd.py``). Runtimes are read by ``runtime_view`` (with
 ``runtime_models`` for the unusual ones).
 """
 
@@ -77,8 +77,7 @@ class PodSpecPatch(_Strict):
     node_selector: dict[str, str] | None = None
     resource_claims: list[Any] | None = Field(
         None,
-        description="KEP-2782's pod-level claims (no release serves them yet): mode native only "
-        "(checks/rules/pod_resource_claims.py)",
+        description="KEP-2782's pod-level claims (no release serves them yet): mode native only (rules/pod_claims.py)",
     )
     scheduling_gates: list[Any] | None = None
     security_context: dict[str, Any] | None = None

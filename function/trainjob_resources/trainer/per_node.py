@@ -1,6 +1,6 @@
 """Moving a trainer container's patched resources to ``spec.trainer.resourcesPerNode`` without
-changing the training topology (``checks/moving.py``; what the rules say of a resourcesPerNode
-the user wrote is in ``checks/rules/``: ``ignored_per_node``, ``dropped_claims``, ``pruned_nulls``).
+changing the training topology (``resolve/moving.py``; what the rules say of a resourcesPerNode
+the user wrote is in ``rules/``: ``ignored_per_node``, ``dropped_claims``, ``pruned_nulls``).
 
 The plugins count devices from ``TrainJob.spec.trainer.resourcesPerNode`` *instead of* the
 runtime's node container when it is set (``pkg/runtime/runtime.go``
@@ -128,7 +128,7 @@ def moved_resources(
 def _quantities_as_strings(values: Any) -> Any:
     """A section's quantities written as YAML numbers, as strings: on a TrainJob with runtimePatches,
     upstream's TrainJob webhook stores a number in resourcesPerNode as a string, and spec.trainer is
-    immutable, so every later apply of the number is refused (``checks/rules/crd.py``
+    immutable, so every later apply of the number is refused (``rules/crd.py``
     ``_numeric_quantities``, seen on the control plane)."""
     if not isinstance(values, Mapping):
         return values

@@ -11,7 +11,7 @@ Severity = Literal["error", "warning", "info"]
 
 class Violation(Record):
     """A finding about one field of one object; the KRM layer turns it into a Result. ``rule``: the
-    name of the rule that made it (``checks/rules/``), set by the registry's runner, reported as the
+    name of the rule that made it (``rules/``), set by the registry's runner, reported as the
     result's ``tags: {rule: ...}``."""
 
     __slots__ = ("current_value", "message", "path", "proposed_value", "rule", "severity")

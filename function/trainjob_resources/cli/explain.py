@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -104,8 +104,10 @@ def _parser() -> argparse.ArgumentParser:
 def _explain_change(options: argparse.Namespace) -> int:
     """``--against DIR``: the change's inputs explained here and the base's in DIR, compared. Exit as
     without it (1 when the change's inputs have an error, or either side passed explain's output
-    bound); the base's other errors only leave its TrainJobs out of the comparison, each named."""
+    bound); the base's other errors only leave its TrainJobs out of the comparison, each named. The
+    report carries the same errors (its status line, its refusals)."""
     from ..checks import change_report
+    from ..checks.change_review import Review, rendered_runtime_refs
     from ..checks.explain_bound import ExplainBound
 
     base_dir = options.against
@@ -115,7 +117,14 @@ def _explain_change(options: argparse.Namespace) -> int:
     before = _base_views(options, base_dir, bound)
     for line in after.messages:
         sys.stderr.write(line + "\n")
-    report = change_report.compare(before.shown, after.shown, before.left_out, after.left_out)
+    errors = [r for r in after.results if r.severity == "error"]
+    if before.bound_error is not None:  # the bound, filled on the base's side, fails the run too
+        errors.append(before.bound_error)
+    refs_before = rendered_runtime_refs(before.items, before.results)
+    refs_after = rendered_runtime_refs(after.items, after.results)
+    runtime_refs = {key: (refs_before.get(key), refs_after.get(key)) for key in {*refs_before, *refs_after}}
+    review = Review(errors, runtime_refs)
+    report = change_report.compare(before.shown, after.shown, before.left_out, after.left_out, review)
     from .formats import renderer
 
     sys.stdout.buffer.write(renderer("explain --against", options.format)(report).encode())
@@ -124,12 +133,18 @@ def _explain_change(options: argparse.Namespace) -> int:
 
 
 def _base_views(options: argparse.Namespace, base_dir: str, bound: ExplainBound) -> Views:
-    """The base's TrainJobs, read from ``base_dir`` as the change's are read from here. PATHs the base
+    """The base's TrainJobs, read from ``base_dir`` as the change's are read from here: each PATH and
+    ``--root`` inside the base, ``--config`` and ``--runtimes`` from here (the platform's, the same for
+    both sides; a relative one is read from the current folder, not the base's). PATHs the base
     does not have (an application the change adds) are read as empty; its messages go to stderr,
     each line marked as the base's."""
     from .render import RenderError
 
     here = os.getcwd()
+    platform_files = {
+        "config": os.path.abspath(options.config) if options.config else None,
+        "runtimes": [raw if raw == "-" else os.path.abspath(raw) for raw in options.runtimes],
+    }
     os.chdir(base_dir)
     try:
         paths = [p for p in (options.paths or ["."]) if os.path.lexists(p)]
@@ -140,7 +155,7 @@ def _base_views(options: argparse.Namespace, base_dir: str, bound: ExplainBound)
             return Views([], [], [])
         import argparse
 
-        base_options = argparse.Namespace(**{**vars(options), "paths": paths})
+        base_options = argparse.Namespace(**{**vars(options), "paths": paths, **platform_files})
         try:
             resource_list, platform = _load(base_options, f"base {base_dir}: ")
         except RenderError as error:
@@ -168,11 +183,14 @@ def _load(options: argparse.Namespace, mark: str = "") -> tuple[ResourceList, fr
 
 @dataclass
 class Views:
-    """The TrainJobs explained, those left out and why, and the function's results."""
+    """The TrainJobs explained, those left out and why, the function's results, its output's items
+    and the error of explain's output bound, where these inputs filled it."""
 
     shown: list[TrainJobPods]
     left_out: list[LeftOut]
     results: list[Result]
+    items: list[Item] = field(default_factory=list)
+    bound_error: Result | None = None
 
     @property
     def messages(self) -> list[str]:
@@ -209,6 +227,7 @@ def explain_views(
     from ..krm.resource_list import Result as KrmResult
     from ..process import process
 
+    bound_error = None
     if bound is None:
         bound = Bound()
 
@@ -245,8 +264,9 @@ def explain_views(
             for t in left_out
         ]
         first = f"{over[0].namespace}/{over[0].name}" if over[0].namespace else over[0].name
-        results.append(KrmResult(bound.message(first, len(over)), "error"))
-    return Views([view for _, view in shown], left_out, results)
+        bound_error = KrmResult(bound.message(first, len(over)), "error")
+        results.append(bound_error)
+    return Views([view for _, view in shown], left_out, results, resource_list.items, bound_error)
 
 
 def _foreign_error(result: Result, ref: ResourceRef, own: set[tuple[str, str, str | None]]) -> bool:

@@ -182,7 +182,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--verbose", "-v", action="store_true", help="also print what was changed, to stderr")
     from ..checks.reporting import RESULTS_HELP, RESULTS_OPTIONS
 
-    parser.add_argument("--results", choices=RESULTS_OPTIONS, help=f"{RESULTS_HELP}; overrides the functionConfig's")
+    parser.add_argument(
+        "--results",
+        choices=RESULTS_OPTIONS,
+        help=f"{RESULTS_HELP}; overrides the functionConfig's; the infos it keeps go to stderr (as with -v)",
+    )
     return parser
 
 
@@ -205,7 +209,7 @@ def _render(options: argparse.Namespace) -> int:
         _stderr.line(line)
     if errors:
         return _fail(errors, options, environ)
-    if options.verbose:
+    if options.verbose or options.results is not None:  # the infos --results keeps: asked for, so printed
         for line in (r.display() for r in result.results if r.severity == "info"):
             _stderr.line(line)
     from .formats import renderer

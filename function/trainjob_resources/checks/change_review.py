@@ -88,6 +88,7 @@ def rendered_runtime_refs(items: Iterable[Item], results: Iterable[Result]) -> d
             str(yn.scalar(yn.get(ref, "kind")) or CLUSTER_RUNTIME_KIND),
             str(yn.scalar(yn.get(ref, "name")) or ""),
         )
+        item.settle()  # its tree dropped again where its text stands for it
     return out
 
 

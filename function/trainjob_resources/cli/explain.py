@@ -107,21 +107,20 @@ def _explain_change(options: argparse.Namespace) -> int:
     bound); the base's other errors only leave its TrainJobs out of the comparison, each named. The
     report carries the same errors (its status line, its refusals)."""
     from ..checks import change_report
-    from ..checks.change_review import Review, rendered_runtime_refs
+    from ..checks.change_review import Review
     from ..checks.explain_bound import ExplainBound
 
     base_dir = options.against
     resource_list, platform = _load(options)
     bound = ExplainBound()  # both sides together
-    after = explain_views(resource_list, platform, bound)
+    after = explain_views(resource_list, platform, bound, runtime_refs=True)
     before = _base_views(options, base_dir, bound)
     for line in after.messages:
         sys.stderr.write(line + "\n")
     errors = [r for r in after.results if r.severity == "error"]
     if before.bound_error is not None:  # the bound, filled on the base's side, fails the run too
         errors.append(before.bound_error)
-    refs_before = rendered_runtime_refs(before.items, before.results)
-    refs_after = rendered_runtime_refs(after.items, after.results)
+    refs_before, refs_after = before.runtime_refs, after.runtime_refs
     runtime_refs = {key: (refs_before.get(key), refs_after.get(key)) for key in {*refs_before, *refs_after}}
     review = Review(errors, runtime_refs)
     report = change_report.compare(before.shown, after.shown, before.left_out, after.left_out, review)
@@ -162,7 +161,7 @@ def _base_views(options: argparse.Namespace, base_dir: str, bound: ExplainBound)
             raise RenderError(f"base {base_dir}: {error}") from error
     finally:
         os.chdir(here)
-    views = explain_views(resource_list, platform, bound)
+    views = explain_views(resource_list, platform, bound, runtime_refs=True)
     for line in views.messages:
         sys.stderr.write(f"base {base_dir}: {line}\n")
     return views
@@ -183,13 +182,14 @@ def _load(options: argparse.Namespace, mark: str = "") -> tuple[ResourceList, fr
 
 @dataclass
 class Views:
-    """The TrainJobs explained, those left out and why, the function's results, its output's items
-    and the error of explain's output bound, where these inputs filled it."""
+    """The TrainJobs explained, those left out and why, the function's results, the runtimeRef each
+    TrainJob renders with (where asked for) and the error of explain's output bound, where these
+    inputs filled it."""
 
     shown: list[TrainJobPods]
     left_out: list[LeftOut]
     results: list[Result]
-    items: list[Item] = field(default_factory=list)
+    runtime_refs: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     bound_error: Result | None = None
 
     @property
@@ -213,12 +213,16 @@ def explain_resource_list(
 
 
 def explain_views(
-    resource_list: ResourceList, platform: frozenset[int] = frozenset(), bound: ExplainBound | None = None
+    resource_list: ResourceList,
+    platform: frozenset[int] = frozenset(),
+    bound: ExplainBound | None = None,
+    runtime_refs: bool = False,
 ) -> Views:
     """Pure. A TrainJob is explained when it renders but for the policy's own findings: one with any
     other error (a bad patch, a missing runtime) is left out, and its errors say why. ``bound``: what
     the explanations may hold (``checks/explain_bound.py``; shared by both sides of ``--against``);
-    past it, the rest are left out, with an error.
+    past it, the rest are left out, with an error. ``runtime_refs``: also read the runtimeRef each
+    TrainJob renders with (``--against``).
     """
     from ..checks import explain
     from ..checks.config import ConfigError, parse_config
@@ -266,7 +270,12 @@ def explain_views(
         first = f"{over[0].namespace}/{over[0].name}" if over[0].namespace else over[0].name
         bound_error = KrmResult(bound.message(first, len(over)), "error")
         results.append(bound_error)
-    return Views([view for _, view in shown], left_out, results, resource_list.items, bound_error)
+    rendered: dict[tuple[str, str], tuple[str, str]] = {}
+    if runtime_refs:
+        from ..checks.change_review import rendered_runtime_refs
+
+        rendered = rendered_runtime_refs(resource_list.items, results)
+    return Views([view for _, view in shown], left_out, results, rendered, bound_error)
 
 
 def _foreign_error(result: Result, ref: ResourceRef, own: set[tuple[str, str, str | None]]) -> bool:

@@ -251,3 +251,23 @@ def test_relative_config_and_runtimes_are_read_from_where_the_command_runs(
     assert report["notCompared"] == []
     assert report["status"] == "refused", "the policy read for both sides: tensorboard's 128Gi default is above 100Gi"
     assert code == 1
+
+
+def test_the_bases_own_copy_of_the_runtimes_folder_is_left_to_the_platform(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``explain . --runtimes platform --against BASE``: the platform's runtimes are the current folder's;
+    the base's own ``platform/`` (here an old copy that does not even parse) is not read as its input."""
+    documents = BASE_TEXT.split("\n---\n")
+    runtime, rest = documents[0], "\n---\n".join(documents[1:])
+    base, change = sides(tmp_path, rest, rest.replace("numNodes: 4", "numNodes: 6"))
+    for side, text in ((change, runtime), (base, "kind: [broken\n")):
+        (side / "platform").mkdir()
+        (side / "platform" / "runtime.yaml").write_text(text)
+    monkeypatch.chdir(change)
+    code, out, err = run(
+        [".", "--runtimes", "platform", "--against", str(base), "--format", "json"], capsys, monkeypatch
+    )
+    assert code == 0, err
+    assert f"base {base}: note: ./platform: not an input" in err
+    assert json.loads(out)["summary"]["changed"] == 1

@@ -143,6 +143,8 @@ def _base_views(options: argparse.Namespace, base_dir: str, bound: ExplainBound)
     platform_files = {
         "config": os.path.abspath(options.config) if options.config else None,
         "runtimes": [raw if raw == "-" else os.path.abspath(raw) for raw in options.runtimes],
+        # the base's own copy of a relative --runtimes path is the platform's too: not read as an input
+        "left_to_platform": [raw for raw in options.runtimes if raw != "-" and not os.path.isabs(raw)],
     }
     os.chdir(base_dir)
     try:

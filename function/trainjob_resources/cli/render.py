@@ -235,7 +235,13 @@ def load_for(options: argparse.Namespace, environ: Mapping[str, str]) -> tuple[R
     if namespace is None and options.config_from_env:
         namespace = environ.get("ARGOCD_APP_NAMESPACE") or None
     request = ReadRequest(
-        options.paths or ["."], options.config, namespace, options.runtimes, options.root, options.timeout
+        options.paths or ["."],
+        options.config,
+        namespace,
+        options.runtimes,
+        options.root,
+        options.timeout,
+        getattr(options, "left_to_platform", ()),  # explain --against's base
     )
     return load(request, environ if options.config_from_env else None)
 

@@ -34,9 +34,11 @@ DEFAULTED_KINDS |= {("", "LimitRange"), ("", "ResourceQuota")}
 
 
 class ReadRequest(Record):
-    """What ``load`` reads: ``render``'s and ``explain``'s paths and options."""
+    """What ``load`` reads: ``render``'s and ``explain``'s paths and options. ``left_to_platform``:
+    files or folders the inputs may hold that are the platform's, read from elsewhere (the base's copy
+    of the ``--runtimes`` of ``explain --against``): skipped, as a ``--runtimes`` path is."""
 
-    __slots__ = ("config", "namespace", "paths", "root", "runtimes", "timeout")
+    __slots__ = ("config", "left_to_platform", "namespace", "paths", "root", "runtimes", "timeout")
 
     def __init__(
         self,
@@ -46,7 +48,9 @@ class ReadRequest(Record):
         runtimes: Sequence[str] = (),
         root: str | None = None,
         timeout: float = 60.0,
+        left_to_platform: Sequence[str] = (),
     ) -> None:
+        self.left_to_platform: Final = left_to_platform
         self.paths: Final = paths
         self.config: Final = config
         self.namespace: Final = namespace
@@ -71,7 +75,8 @@ def load(request: ReadRequest, environ: Mapping[str, str] | None = None) -> tupl
     platform = platform_config(config, inputs.reader)
     if config:
         inputs.skip.add(os.path.realpath(config))
-    inputs.platform_paths = {os.path.realpath(raw): raw for raw in request.runtimes if raw != "-"}
+    platform_paths = [*request.runtimes, *request.left_to_platform]
+    inputs.platform_paths = {os.path.realpath(raw): raw for raw in platform_paths if raw != "-"}
     for raw in request.paths:
         _refuse_platform_path(raw, inputs.platform_paths)
         _read_path(raw, inputs, default_root, timeout)

@@ -25,10 +25,10 @@ from typing import Any
 
 import yaml
 from pydantic.fields import FieldInfo
-from trainjob_resources.options import config, config_layers
-from trainjob_resources.options.config import FunctionConfig
 from trainjob_resources.cli import usage
 from trainjob_resources.cli.usage import OPTION_EXAMPLES
+from trainjob_resources.options import config, config_layers
+from trainjob_resources.options.config import FunctionConfig
 from trainjob_resources.trainer.releases import TrainerVersion
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -355,8 +355,9 @@ def test_the_pull_request_report_shows_the_changed_trainjob(
     rows = [line for line in report.splitlines() if line.startswith("| team-a/llm-finetune |")]
     assert rows and rows[0].split(" | ")[1] == "changed", report
     assert "memory 64Gi → 96Gi" in rows[0], "2 pods, data-loader 32Gi → 48Gi"
-    (shown,) = [b for b in text_blocks() if b.startswith("### TrainJob resources")]
+    (shown,) = [b for b in text_blocks() if b.startswith("**ok**")]
     assert shown in report  # after `git worktree add`'s own line
+    assert "#### TrainJobs to recreate" in shown, "the data-loader's override edited: another derived runtime"
 
 
 # -- deploy/argocd-cmp --------------------------------------------------------------------------

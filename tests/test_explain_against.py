@@ -118,8 +118,10 @@ def test_the_markdown_opens_with_one_line_per_trainjob(
     code, out, _ = run(["app", "--against", str(base), "--format", "markdown"], capsys, monkeypatch)
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith("### ") and "1 changed, 1 added, 1 removed, 1 unchanged" in lines[0]
-    rows = [line for line in lines[2:8] if line.startswith("| ")]
+    assert lines[0] == "**ok**", "the status line first"
+    assert lines[2].startswith("### ") and "1 changed, 1 added, 1 removed, 1 unchanged" in lines[2]
+    first = lines.index("| TrainJob | change | pods | total requests | total limits |")
+    rows = [line for line in lines[first : first + 6] if line.startswith("| ")]
     assert [row.split(" | ")[:2] for row in rows[2:]] == [
         ["| team-a/large-dataset-training", "changed"],
         ["| team-b/same", "unchanged"],
@@ -200,7 +202,8 @@ def test_a_trainjobs_name_adds_no_markup_to_the_report(name: str) -> None:
     hostile = report(name)
     plain_name = "plain-name" if re.fullmatch("[A-Za-z0-9][A-Za-z0-9-]*", name) else "plain.name"
     if "Not compared" in hostile:  # a name Kubernetes refuses: left out on the change's side
-        plain_name = "Bad_Name"
+        # as plain a refused name as the hostile one: without markup (``a-``), or with (``a_b``)
+        plain_name = "bad-" if re.fullmatch("[A-Za-z0-9][A-Za-z0-9-]*", name) else "Bad_Name"
     plain = report(plain_name)
     assert skeleton(hostile) == skeleton(plain), hostile
     assert hostile.count("\n") == plain.count("\n")

@@ -503,7 +503,7 @@ def test_a_role_cap_applies_through_the_cli_and_cannot_be_loosened(repo: Path, t
     assert (
         "limits.memory 64Gi (patch user-controller.example.com/manager) of sidecar 'data-loader' of replicated job "
         "'node' is above the policy's maximum for the sidecar role, 32Gi (functionConfig maxPerRole.sidecar: "
-        "restartable init containers and every other container besides the trainer)"
+        "restartable init containers)"
     ) in out.stderr, out
     assert "trainer role" not in out.stderr, "the trainer sets no cpu: nothing to cap"
     env = {"ARGOCD_ENV_MAX_PER_ROLE": "sidecar.memory=128Gi"}

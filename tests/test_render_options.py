@@ -414,5 +414,5 @@ def test_a_tenant_role_cap_joins_the_platforms_role_caps() -> None:
         layer_from_env({"ARGOCD_ENV_MAX_PER_ROLE": "ps.memory=1Gi"})
     assert str(err.value) == (
         "ARGOCD_ENV_MAX_PER_ROLE (plugin env MAX_PER_ROLE): ps: unknown role 'ps'; accepted: trainer, initializer, "
-        "sidecar, initContainer, got 'ps.memory=1Gi'"
+        "container, sidecar, initContainer, got 'ps.memory=1Gi'"
     )

@@ -114,3 +114,15 @@ def test_the_render_flag_overrides_the_functionconfig(tmp_path: Path) -> None:
         "info: 4 TrainJobs: 2 rewritten (1 derived runtime), 0 unchanged, "
         "2 passed through unchecked (runtime not in the bundle), 0 with errors",
     ]
+
+
+@pytest.mark.slow
+def test_render_results_prints_what_it_keeps_without_verbose(tmp_path: Path) -> None:
+    """Issue 50: ``render --results summary`` printed nothing without ``-v``; the option asks for the
+    infos it keeps, so they are printed. Without the option, infos stay behind ``-v``."""
+    _, _, verbose = _cli(tmp_path, "render", "-v", "--results", "summary")
+    code, _, summary = _cli(tmp_path, "render", "--results", "summary")
+    assert code == 0 and summary == verbose
+    assert summary.splitlines()[-1].startswith("info: 4 TrainJobs: ")
+    code, _, quiet = _cli(tmp_path, "render")
+    assert code == 0 and not any(line.startswith("info") for line in quiet.splitlines())

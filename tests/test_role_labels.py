@@ -17,7 +17,7 @@ from tests.support import Rendered, render, trainer_runtime, trainjob
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 JOB_LABELS = "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.metadata.labels"
-CAPS = {"sidecar": {"memory": "16Gi"}, "initializer": {"memory": "256Gi"}}
+CAPS = {"container": {"memory": "16Gi"}, "initializer": {"memory": "256Gi"}}
 
 
 def policy() -> dict[str, Any]:
@@ -25,7 +25,7 @@ def policy() -> dict[str, Any]:
 
 
 def runtime() -> dict[str, Any]:
-    """The trainer job ``node`` with a second container, ``helper``: a sidecar to the policy."""
+    """The trainer job ``node`` with a second container, ``helper``: a container to the policy (role container)."""
     out = trainer_runtime("rt", [])
     pod = out["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     pod["containers"].append({"name": "helper", "image": "helper"})
@@ -65,7 +65,7 @@ def errors(out: Rendered) -> list[tuple[str, str]]:
 
 
 def test_a_trainer_relabelled_as_an_initializer_is_refused() -> None:
-    """The issue's case: under the initializer cap, a 128Gi helper would pass the 16Gi sidecar cap."""
+    """The issue's case: under the initializer cap, a 128Gi helper would pass the 16Gi container cap."""
     for value in ("dataset-initializer", "model-initializer"):
         out = render([runtime(), relabelling(value)], policy())
         assert out.code == 1
@@ -85,7 +85,9 @@ def test_a_trainer_relabelled_as_an_initializer_is_refused() -> None:
             "replicatedJobs"
         ][0]["template"]["metadata"] == {"labels": {ANCESTOR: value}}, "returned as written"
     unlabelled = render([runtime(), relabelling(None)], policy())
-    assert unlabelled.code == 1 and "above the policy's maximum for the sidecar role, 16Gi" in errors(unlabelled)[0][1]
+    assert (
+        unlabelled.code == 1 and "above the policy's maximum for the container role, 16Gi" in errors(unlabelled)[0][1]
+    )
 
 
 def test_a_runtime_free_trainjob_that_writes_the_label_is_refused() -> None:
@@ -124,7 +126,7 @@ def test_only_a_changed_role_label_on_the_job_template_is_refused(
 ) -> None:
     """Generated label keys, values, patch sites and runtime labels: refused exactly when the patch writes
     the ancestor label on the job template with another value than the runtime's; otherwise the policy
-    sees the runtime's role (the helper's 128Gi is held against the sidecar cap, 16Gi, unless the runtime
+    sees the runtime's role (the helper's 128Gi is held against the container cap, 16Gi, unless the runtime
     itself makes the job an initializer)."""
     rt = runtime()
     labels = rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["metadata"]["labels"]
@@ -141,7 +143,7 @@ def test_only_a_changed_role_label_on_the_job_template_is_refused(
     assert bool(refused) == changes_role, out.results
     if changes_role:
         return
-    role = "initializer" if runtime_value == "dataset-initializer" else "sidecar"
+    role = "initializer" if runtime_value == "dataset-initializer" else "container"
     above = "limits.memory 128Gi (patch user.example.com/me) of container 'helper' of replicated job 'node' is above"
     said = [m for _, m in errors(out) if m.startswith(above)]
     assert (out.code, len(said)) == ((0, 0) if role == "initializer" else (1, 1)), out.results

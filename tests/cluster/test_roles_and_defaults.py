@@ -93,7 +93,7 @@ def test_trainer_makes_a_relabelled_trainer_job_an_initializer_and_the_function_
     """Trainer accepts a TrainJob whose patch relabels the trainer job ``dataset-initializer`` and builds that
     job as an initializer: one replica and parallelism 1 whatever spec.trainer.numNodes says, the runtime's
     image kept (Trainer's ``Trainer`` builder skips it), the labels as patched. The function refuses that
-    patch (the 128Gi helper would sit under the initializer cap instead of the sidecar cap); with the
+    patch (the 128Gi helper would sit under the initializer cap instead of the container cap); with the
     runtime's own label written, the JobSet is the unlabelled TrainJob's and the render passes the roles on."""
     cp = trainer_control_plane
     release = cp.trainer.replace(".", "-")
@@ -128,13 +128,13 @@ def test_trainer_makes_a_relabelled_trainer_job_an_initializer_and_the_function_
         ]
     )
 
-    caps = _policy(sidecar={"memory": "16Gi"}, initializer={"memory": "256Gi"})
+    caps = _policy(container={"memory": "16Gi"}, initializer={"memory": "256Gi"})
     refused = _render(tmp_path, [rt, _trainjob("relabelled", ns, {ANCESTOR: "dataset-initializer"})], caps)
     assert (refused.returncode, refused.stdout) == (1, ""), refused.stderr
     assert f"this patch sets {ANCESTOR}: dataset-initializer on replicated job 'node'" in refused.stderr
     assert "pkg/runtime/core/trainingruntime.go" in refused.stderr and "remove the label" in refused.stderr
     capped = _render(tmp_path, [rt, _trainjob("same", ns, {ANCESTOR: "trainer"})], caps)
-    assert capped.returncode == 1 and "above the policy's maximum for the sidecar role, 16Gi" in capped.stderr
+    assert capped.returncode == 1 and "above the policy's maximum for the container role, 16Gi" in capped.stderr
 
 
 # 2. A LimitRange from the bundle -------------------------------------------------------------------------------

@@ -128,7 +128,9 @@ def _check(options: argparse.Namespace) -> int:
         from ..process import process
 
         result = process(resource_list, inputs.platform_ids)
-        errors = [r.display() for r in result.results if r.severity == "error"]
+        from ..live.absent_runtime import on_cluster
+
+        errors = [r.display() for r in on_cluster(result.results, result.items, live) if r.severity == "error"]
         for line in (r.display() for r in result.results if r.severity == "warning"):
             sys.stderr.write(line + "\n")
         if errors:

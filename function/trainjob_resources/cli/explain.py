@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -104,18 +104,26 @@ def _parser() -> argparse.ArgumentParser:
 def _explain_change(options: argparse.Namespace) -> int:
     """``--against DIR``: the change's inputs explained here and the base's in DIR, compared. Exit as
     without it (1 when the change's inputs have an error, or either side passed explain's output
-    bound); the base's other errors only leave its TrainJobs out of the comparison, each named."""
+    bound); the base's other errors only leave its TrainJobs out of the comparison, each named. The
+    report carries the same errors (its status line, its refusals)."""
     from ..report import change_report
+    from ..report.change_review import Review
     from ..report.explain_bound import ExplainBound
 
     base_dir = options.against
     resource_list, platform = _load(options)
     bound = ExplainBound()  # both sides together
-    after = explain_views(resource_list, platform, bound)
+    after = explain_views(resource_list, platform, bound, runtime_refs=True)
     before = _base_views(options, base_dir, bound)
     for line in after.messages:
         sys.stderr.write(line + "\n")
-    report = change_report.compare(before.shown, after.shown, before.left_out, after.left_out)
+    errors = [r for r in after.results if r.severity == "error"]
+    if before.bound_error is not None:  # the bound, filled on the base's side, fails the run too
+        errors.append(before.bound_error)
+    refs_before, refs_after = before.runtime_refs, after.runtime_refs
+    runtime_refs = {key: (refs_before.get(key), refs_after.get(key)) for key in {*refs_before, *refs_after}}
+    review = Review(errors, runtime_refs)
+    report = change_report.compare(before.shown, after.shown, before.left_out, after.left_out, review)
     from .formats import renderer
 
     sys.stdout.buffer.write(renderer("explain --against", options.format)(report).encode())
@@ -124,12 +132,20 @@ def _explain_change(options: argparse.Namespace) -> int:
 
 
 def _base_views(options: argparse.Namespace, base_dir: str, bound: ExplainBound) -> Views:
-    """The base's TrainJobs, read from ``base_dir`` as the change's are read from here. PATHs the base
+    """The base's TrainJobs, read from ``base_dir`` as the change's are read from here: each PATH and
+    ``--root`` inside the base, ``--config`` and ``--runtimes`` from here (the platform's, the same for
+    both sides; a relative one is read from the current folder, not the base's). PATHs the base
     does not have (an application the change adds) are read as empty; its messages go to stderr,
     each line marked as the base's."""
     from .render import RenderError
 
     here = os.getcwd()
+    platform_files = {
+        "config": os.path.abspath(options.config) if options.config else None,
+        "runtimes": [raw if raw == "-" else os.path.abspath(raw) for raw in options.runtimes],
+        # the base's own copy of a relative --runtimes path is the platform's too: not read as an input
+        "left_to_platform": [raw for raw in options.runtimes if raw != "-" and not os.path.isabs(raw)],
+    }
     os.chdir(base_dir)
     try:
         paths = [p for p in (options.paths or ["."]) if os.path.lexists(p)]
@@ -140,14 +156,14 @@ def _base_views(options: argparse.Namespace, base_dir: str, bound: ExplainBound)
             return Views([], [], [])
         import argparse
 
-        base_options = argparse.Namespace(**{**vars(options), "paths": paths})
+        base_options = argparse.Namespace(**{**vars(options), "paths": paths, **platform_files})
         try:
             resource_list, platform = _load(base_options, f"base {base_dir}: ")
         except RenderError as error:
             raise RenderError(f"base {base_dir}: {error}") from error
     finally:
         os.chdir(here)
-    views = explain_views(resource_list, platform, bound)
+    views = explain_views(resource_list, platform, bound, runtime_refs=True)
     for line in views.messages:
         sys.stderr.write(f"base {base_dir}: {line}\n")
     return views
@@ -168,11 +184,15 @@ def _load(options: argparse.Namespace, mark: str = "") -> tuple[ResourceList, fr
 
 @dataclass
 class Views:
-    """The TrainJobs explained, those left out and why, and the function's results."""
+    """The TrainJobs explained, those left out and why, the function's results, the runtimeRef each
+    TrainJob renders with (where asked for) and the error of explain's output bound, where these
+    inputs filled it."""
 
     shown: list[TrainJobPods]
     left_out: list[LeftOut]
     results: list[Result]
+    runtime_refs: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    bound_error: Result | None = None
 
     @property
     def messages(self) -> list[str]:
@@ -195,12 +215,16 @@ def explain_resource_list(
 
 
 def explain_views(
-    resource_list: ResourceList, platform: frozenset[int] = frozenset(), bound: ExplainBound | None = None
+    resource_list: ResourceList,
+    platform: frozenset[int] = frozenset(),
+    bound: ExplainBound | None = None,
+    runtime_refs: bool = False,
 ) -> Views:
     """Pure. A TrainJob is explained when it renders but for the policy's own findings: one with any
     other error (a bad patch, a missing runtime) is left out, and its errors say why. ``bound``: what
     the explanations may hold (``report/explain_bound.py``; shared by both sides of ``--against``);
-    past it, the rest are left out, with an error.
+    past it, the rest are left out, with an error. ``runtime_refs``: also read the runtimeRef each
+    TrainJob renders with (``--against``).
     """
     from ..krm.resource_list import Result as KrmResult
     from ..options.config import ConfigError, parse_config
@@ -209,6 +233,7 @@ def explain_views(
     from ..report.explain_bound import BOUND_REASON
     from ..report.explain_bound import ExplainBound as Bound
 
+    bound_error = None
     if bound is None:
         bound = Bound()
 
@@ -245,8 +270,14 @@ def explain_views(
             for t in left_out
         ]
         first = f"{over[0].namespace}/{over[0].name}" if over[0].namespace else over[0].name
-        results.append(KrmResult(bound.message(first, len(over)), "error"))
-    return Views([view for _, view in shown], left_out, results)
+        bound_error = KrmResult(bound.message(first, len(over)), "error")
+        results.append(bound_error)
+    rendered: dict[tuple[str, str], tuple[str, str]] = {}
+    if runtime_refs:
+        from ..report.change_review import rendered_runtime_refs
+
+        rendered = rendered_runtime_refs(resource_list.items, results)
+    return Views([view for _, view in shown], left_out, results, rendered, bound_error)
 
 
 def _foreign_error(result: Result, ref: ResourceRef, own: set[tuple[str, str, str | None]]) -> bool:

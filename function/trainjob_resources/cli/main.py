@@ -225,7 +225,7 @@ functionConfig: none, a v1 ConfigMap (the options under `data`, as strings), or
                                     # findings are reported
     maxPerContainer: {memory: 128Gi} # the largest request or limit of any one container, per resource name
     maxPerRole: {sidecar: {memory: 64Gi}} # the largest request or limit per role (trainer, initializer,
-                                    # sidecar, initContainer), per resource name
+                                    # container, sidecar, initContainer), per resource name
     allowedResources: [cpu, memory, nvidia.com/gpu] # the only resource names containers may request or limit
     allowGpuInSidecars: true        # true (default) | false; false: no initContainers entry may request or
                                     # limit a GPU

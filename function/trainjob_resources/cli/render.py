@@ -186,7 +186,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--verbose", "-v", action="store_true", help="also print what was changed, to stderr")
     from ..report.reporting import RESULTS_HELP, RESULTS_OPTIONS
 
-    parser.add_argument("--results", choices=RESULTS_OPTIONS, help=f"{RESULTS_HELP}; overrides the functionConfig's")
+    parser.add_argument(
+        "--results",
+        choices=RESULTS_OPTIONS,
+        help=f"{RESULTS_HELP}; overrides the functionConfig's; the infos it keeps go to stderr (as with -v)",
+    )
     return parser
 
 
@@ -209,7 +213,7 @@ def _render(options: argparse.Namespace) -> int:
         _stderr.line(line)
     if errors:
         return _fail(errors, options, environ)
-    if options.verbose:
+    if options.verbose or options.results is not None:  # the infos --results keeps: asked for, so printed
         for line in (r.display() for r in result.results if r.severity == "info"):
             _stderr.line(line)
     from .formats import renderer
@@ -235,8 +239,14 @@ def load_for(options: argparse.Namespace, environ: Mapping[str, str]) -> tuple[R
     if namespace is None and options.config_from_env:
         namespace = environ.get("ARGOCD_APP_NAMESPACE") or None
     request = ReadRequest(
-        options.paths or ["."], options.config, namespace, options.runtimes, options.root, options.timeout
+        options.paths or ["."],
+        options.config,
+        namespace,
+        options.runtimes,
+        options.root,
+        options.timeout,
     )
+    request.left_to_platform = getattr(options, "left_to_platform", ())  # explain --against's base
     return load(request, environ if options.config_from_env else None)
 
 

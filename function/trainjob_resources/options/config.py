@@ -339,7 +339,8 @@ VALUE_MEANINGS: dict[str, dict[str, str]] = {
     "results": {
         "all": "every result: errors, warnings, and one or two infos per TrainJob (its totals, what was rewritten)",
         "problems": "only warnings and errors",
-        "summary": "warnings and errors, and one info for the run; `render --results` overrides the option",
+        "summary": "warnings and errors, and one info for the run; `render --results` overrides the option "
+        "and prints the infos it keeps on stderr (as `-v` does)",
     },
 }
 _STRING_FORMS = {

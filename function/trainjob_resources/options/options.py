@@ -17,7 +17,7 @@ from ..trainer.releases import NEWEST
 CONFIG_API_VERSION: Final = "fn.trainjob-resources.io/v1alpha1"
 CONFIG_KIND: Final = "TrainJobResources"
 # The roles ``maxPerRole`` caps (rules/max_per_role.py ``container_role`` says which container has which).
-ROLES = ("trainer", "initializer", "sidecar", "initContainer")
+ROLES = ("trainer", "initializer", "container", "sidecar", "initContainer")
 DEFAULT_GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/mig-*", "amd.com/gpu", "gpu.intel.com/*")
 
 

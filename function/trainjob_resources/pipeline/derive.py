@@ -19,6 +19,7 @@ from ..trainer.effective import ContainerKey, Effective
 from ..trainer.topology import names_kept_for_order
 from ..yamltext import yamlnodes as yn
 from .outcome import DeriveRequest, Outcome
+from .parse import writable_copy
 
 _RULES: Final = registry.of(DERIVE)
 
@@ -41,7 +42,9 @@ def derive(context: TrainJobContext, all_effective: dict[ContainerKey, Effective
     work = context.work
     if work is None:
         assert isinstance(item.node, MappingNode)
-        work = item.node
+        # In place, but where a finding names a field: its line is read from the tree as read
+        # (``Item.file_of``), which must keep the resources this removes (a ``memory: 256`` warning).
+        work = writable_copy(item.node) if any(v.path for v in outcome.violations) else item.node
     assert entry.model is not None
     removed, dropped = strip_resources(work, names_kept_for_order(topo, entry.model, context.sites))
     if trainer_sites:

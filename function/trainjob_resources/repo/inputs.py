@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..trainer.api import NAMESPACED_RUNTIME_KIND
 from ..values.keys import LOCAL_CONFIG
-from ..values.records import Record
+from ..values.records import MutableRecord
 from ..yamltext.documents import split_documents
 from .collected import INDEX_KEY, PATH_KEY, STDIN_LABEL, Inputs, object_key
 from .configs import effective_config, platform_config, take_configs
@@ -33,10 +33,13 @@ DEFAULTED_KINDS = {("trainer.kubeflow.org", "TrainJob"), ("trainer.kubeflow.org"
 DEFAULTED_KINDS |= {("", "LimitRange"), ("", "ResourceQuota")}
 
 
-class ReadRequest(Record):
-    """What ``load`` reads: ``render``'s and ``explain``'s paths and options."""
+class ReadRequest(MutableRecord):
+    """What ``load`` reads: ``render``'s and ``explain``'s paths and options. ``left_to_platform``
+    (set after construction, empty by default): files or folders the inputs may hold that are the
+    platform's, read from elsewhere (the base's copy of the ``--runtimes`` of ``explain --against``):
+    skipped, as a ``--runtimes`` path is."""
 
-    __slots__ = ("config", "namespace", "paths", "root", "runtimes", "timeout")
+    __slots__ = ("config", "left_to_platform", "namespace", "paths", "root", "runtimes", "timeout")
 
     def __init__(
         self,
@@ -47,6 +50,7 @@ class ReadRequest(Record):
         root: str | None = None,
         timeout: float = 60.0,
     ) -> None:
+        self.left_to_platform: Sequence[str] = ()
         self.paths: Final = paths
         self.config: Final = config
         self.namespace: Final = namespace
@@ -71,7 +75,8 @@ def load(request: ReadRequest, environ: Mapping[str, str] | None = None) -> tupl
     platform = platform_config(config, inputs.reader)
     if config:
         inputs.skip.add(os.path.realpath(config))
-    inputs.platform_paths = {os.path.realpath(raw): raw for raw in request.runtimes if raw != "-"}
+    platform_paths = [*request.runtimes, *request.left_to_platform]
+    inputs.platform_paths = {os.path.realpath(raw): raw for raw in platform_paths if raw != "-"}
     for raw in request.paths:
         _refuse_platform_path(raw, inputs.platform_paths)
         _read_path(raw, inputs, default_root, timeout)

@@ -96,7 +96,7 @@ def build(found: BuildPlan, reader: Reader, timeout: float = DEFAULT_TIMEOUT) ->
                     f"{shown(found.label)}: `{tool}` ran out of its {MAX_MEMORY // MiB} MiB of memory (YAML aliases "
                     "that expand, or a large file named many times?); stopped"
                 )
-            summary = _summary(stderr, tree, found.root)
+            summary = _summary(stderr, tree, found.root, directory)
             raise RenderError(f"{shown(found.label)}: `{tool}` failed (exit {code}): {summary}")
     reader.budget.take_bytes(len(out), found.label)
     try:
@@ -297,9 +297,10 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
 _GO_ERR = re.compile(r'\berr="((?:[^"\\]|\\.)*)"')
 
 
-def _summary(stderr: bytes, tree: str, root: Root) -> str:
-    """kustomize's reason, in one line: its ``Error:`` or klog ``err=`` text, the private copy's
-    paths named as the repository's, control characters escaped, cut at 500 characters."""
+def _summary(stderr: bytes, tree: str, root: Root, directory: str | None = None) -> str:
+    """kustomize's reason, in one line: its ``Error:`` or klog ``err=`` text, a malformed file on its
+    own lines (``kustomize_yaml``), the private copy's paths named as the repository's, control
+    characters escaped, cut at 500 characters."""
     text = stderr.decode(errors="replace")
     reason = ""
     lines = text.splitlines()
@@ -316,6 +317,10 @@ def _summary(stderr: bytes, tree: str, root: Root) -> str:
             reason = line.removeprefix("Error: ")
             break
     reason = reason or (text.strip().splitlines() or ["(no message)"])[-1]
+    if directory is not None:
+        from .kustomize_yaml import placed
+
+        reason = placed(reason, directory, tree, root.label)
     reason = reason.replace(tree, root.label.rstrip(os.sep) or os.sep)
     if "external plugins disabled" in reason:
         reason += " (render runs no plugin or KRM function a repository names)"

@@ -2,7 +2,8 @@
 resources, every pod by Kubernetes' formula and the TrainJob's total (``explain``: the numbers the
 policy rules, ``explain`` and ``check`` read), ``explain``'s reports of them (``explain_report``,
 bounded by ``explain_bound``), what a change does to them (``change_report``, for ``explain
---against``), and which results a run reports (``reporting``, the emit stage's ``results`` option).
+--against``, opened by the review: status, refusals, TrainJobs to recreate, ``change_review``), and
+which results a run reports (``reporting``, the emit stage's ``results`` option).
 
 May import: ``values``, ``yamltext``, ``krm``, ``kube``, ``trainer``, ``options``, ``derive``,
 ``resolve``.

@@ -1,9 +1,12 @@
 """What a change does to each TrainJob: ``explain --against DIR`` compares the TrainJobs explained on
 the base (``before``) with those of the change (``after``): added, removed, changed or unchanged,
-with old → new requests and limits per pod and in total, and a total per namespace.
+with old → new requests and limits per pod and in total, and a total per namespace; with the
+review (``change_review``): the status, every refusal, the TrainJobs to recreate, and per container
+what changed.
 
-Rendered as markdown for a pull-request comment (a one-line-per-TrainJob table first), as JSON for
-bots, or as a text table. Pure: nothing here reads or writes files.
+Rendered as markdown for a pull-request comment (the status line, then a one-line-per-TrainJob
+table), as JSON for bots, or as a text table; byte quantities in the markdown and the table as a
+person reads them (``kube/readable.py``), canonical in JSON. Pure: nothing here reads or writes files.
 """
 
 from __future__ import annotations
@@ -12,9 +15,19 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from ..krm.results import Result
 from ..kube.podmath import Quantities, add
+from ..kube.readable import readable
 from ..values.records import Record
 from ..values.text import bounded, code_span, json_text, markdown_name, markdown_text
+from .change_review import (
+    Review,
+    container_changes,
+    container_changes_json,
+    recreate_text,
+    ref_json,
+    refusals_json,
+)
 from .explain import UNBOUNDED, LeftOut, TrainJobPods
 from .explain_report import trainjob_json
 
@@ -74,19 +87,21 @@ class NamespaceTotals(Record):
 
 class ChangeReport(Record):
     """Every TrainJob of either side, in the change's order (removed ones after, in the base's), the
-    namespaces' totals, and the TrainJobs one side could not explain (not compared)."""
+    namespaces' totals, the TrainJobs one side could not explain (not compared), and the review."""
 
-    __slots__ = ("changes", "namespaces", "not_compared")
+    __slots__ = ("changes", "namespaces", "not_compared", "review")
 
     def __init__(
         self,
         changes: list[TrainJobChange],
         namespaces: list[NamespaceTotals],
         not_compared: list[tuple[str, LeftOut]],
+        review: Review | None = None,
     ) -> None:
         self.changes: Final = changes
         self.namespaces: Final = namespaces
         self.not_compared: Final = not_compared
+        self.review: Final = review if review is not None else Review()
 
     def count(self, change: str) -> int:
         return sum(1 for c in self.changes if c.change == change)
@@ -101,6 +116,7 @@ def compare(
     after: Sequence[TrainJobPods],
     before_left_out: Sequence[LeftOut] = (),
     after_left_out: Sequence[LeftOut] = (),
+    review: Review | None = None,
 ) -> ChangeReport:
     """A TrainJob that one side could not explain is not compared (its reason is kept, with the side)."""
     skipped = {_key(t) for t in (*before_left_out, *after_left_out)}
@@ -118,7 +134,7 @@ def compare(
         for ns in namespaces
     ]
     not_compared = [("base", t) for t in before_left_out] + [("change", t) for t in after_left_out]
-    return ChangeReport(changes, totals, not_compared)
+    return ChangeReport(changes, totals, not_compared, review)
 
 
 def transition(
@@ -128,7 +144,8 @@ def transition(
     after_unbounded: frozenset[str] = frozenset(),
 ) -> str:
     """``cpu 4, memory 8Gi → 64Gi``: each resource once, old → new where the two sides differ;
-    one side's values alone where the other has none (an added or removed TrainJob)."""
+    one side's values alone where the other has none (an added or removed TrainJob). Byte quantities
+    as a person reads them (``readable``): exact, and equal texts for equal values."""
     sides = [(before, before_unbounded), (after, after_unbounded)]
     present = [(values, unbounded) for values, unbounded in sides if values is not None]
     names = sorted({name for values, unbounded in present for name in (*values, *unbounded)})
@@ -137,7 +154,7 @@ def transition(
         if name in unbounded:
             return UNBOUNDED
         value = values.get(name)
-        return value.canonical() if value is not None else "none"
+        return readable(name, value) if value is not None else "none"
 
     parts = []
     for name in names:
@@ -161,13 +178,19 @@ def _totals_json(totals: Totals) -> dict[str, Any]:
 
 
 def to_json(report: ChangeReport) -> dict[str, Any]:
+    review = report.review
     return {
+        "status": "refused" if review.errors else "ok",
+        "errors": len(review.errors),
+        "refusals": refusals_json(review),
         "summary": {c: report.count(c) for c in (CHANGED, ADDED, REMOVED, UNCHANGED)},
         "trainJobs": [
             {
                 "name": c.view.name,
                 "namespace": c.view.namespace,
                 "change": c.change,
+                "runtimeRef": _runtime_ref_json(review, c),
+                "containerChanges": container_changes_json(container_changes(c.before, c.after)),
                 "before": trainjob_json(c.before) if c.before is not None else None,
                 "after": trainjob_json(c.after) if c.after is not None else None,
             }
@@ -182,6 +205,14 @@ def to_json(report: ChangeReport) -> dict[str, Any]:
             for side, t in report.not_compared
         ],
     }
+
+
+def _runtime_ref_json(review: Review, change: TrainJobChange) -> dict[str, Any]:
+    """The runtimeRef each side renders the TrainJob with (the derived runtime's name; None where
+    that side does not render it), and whether the TrainJob must be recreated."""
+    key = (change.view.namespace, change.view.name)
+    before, after = review.runtime_refs.get(key, (None, None))
+    return {"before": ref_json(before), "after": ref_json(after), "recreate": review.recreated(key) is not None}
 
 
 def render_json(report: ChangeReport) -> str:
@@ -234,10 +265,57 @@ def _md_cell(text: str) -> str:
     return markdown_text(text, 4000)
 
 
+def _recreated(report: ChangeReport) -> list[tuple[TrainJobChange, str]]:
+    """The TrainJobs the change re-points at another runtime, each with what to say."""
+    out = []
+    for change in report.changes:
+        refs = report.review.recreated((change.view.namespace, change.view.name))
+        if refs is not None:
+            out.append((change, recreate_text(refs)))
+    return out
+
+
+def _md_result(result: Result) -> str:
+    """An error as a list item: where (file and line, field) as code, then the message."""
+    where = [code_span(result.file.display(), 1000)] if result.file is not None else []
+    where += [code_span(result.field_path, 1000)] if result.field_path else []
+    text = markdown_text(result.message, 4000)
+    return f"{' '.join(where)}: {text}" if where else text
+
+
+def _markdown_review(report: ChangeReport) -> list[str]:
+    """Every refusal, per object, and every TrainJob to recreate: what a reviewer must act on."""
+    lines: list[str] = []
+    if report.review.refusals:
+        lines += ["#### Refused: the sync of this change fails", ""]
+        for refusal in report.review.refusals:
+            lines.append(f"- {markdown_text(refusal.display)}:")
+            lines += [f"  - {_md_result(result)}" for result in refusal.results]
+        lines.append("")
+    recreated = _recreated(report)
+    if recreated:
+        lines += ["#### TrainJobs to recreate", ""]
+        lines += [f"- {markdown_name(c.view.display, False)}: {markdown_text(text, 4000)}" for c, text in recreated]
+        lines.append("")
+    return lines
+
+
+def _markdown_containers(change: TrainJobChange) -> list[str]:
+    changes = container_changes(change.before, change.after)
+    if not changes:
+        return []
+    lines = ["| replicated job | container | what changed |", "| --- | --- | --- |"]
+    lines += [f"| {markdown_name(c.job)} | {markdown_name(c.container)} | {_md_cell(c.what())} |" for c in changes]
+    return [*lines, ""]
+
+
 def render_markdown(report: ChangeReport) -> str:
-    """For a pull-request comment: the summary table, the namespaces' totals, then each TrainJob the
-    change adds, removes or changes, per replicated job. Every user's name escaped (``markdown_name``)."""
-    lines = [f"### {_headline(report)}", ""]
+    """For a pull-request comment: the status line (``refused: 2 errors`` or ``ok``), every refusal and
+    every TrainJob to recreate, the summary table, the namespaces' totals, then each TrainJob the
+    change adds, removes or changes: its runtime, its containers' changes, per replicated job. Every
+    user's name escaped (``markdown_name``)."""
+    lines = [f"**{report.review.status}**", "", f"### {_headline(report)}", ""]
+    lines += _markdown_review(report)
     if report.changes:
         lines += ["| TrainJob | change | pods | total requests | total limits |", "| --- | --- | ---: | --- | --- |"]
         for change in report.changes:
@@ -257,6 +335,10 @@ def render_markdown(report: ChangeReport) -> str:
             continue
         lines += ["", f"#### TrainJob {code_span(change.view.display)} ({change.change})", ""]
         lines += [f"Runtime: {_md_cell(_runtime(change))}", ""]
+        refs = report.review.recreated((change.view.namespace, change.view.name))
+        if refs is not None:
+            lines += [f"**{markdown_text(recreate_text(refs), 4000)}**", ""]
+        lines += _markdown_containers(change)
         lines += ["| replicated job | pods | requests per pod | limits per pod |", "| --- | ---: | --- | --- |"]
         for job, pods, requests, limits in _job_rows(change):
             lines.append(f"| {markdown_name(job)} | {pods} | {_md_cell(requests)} | {_md_cell(limits)} |")
@@ -270,14 +352,25 @@ def render_markdown(report: ChangeReport) -> str:
 
 
 def render_table(report: ChangeReport) -> str:
-    """Plain text: the summary, then each TrainJob that differs, per replicated job."""
-    lines = [_headline(report), ""]
+    """Plain text: the status line, every refusal, the summary, then each TrainJob that differs: what
+    changed per container, per replicated job."""
+    lines = [report.review.status, ""]
+    for refusal in report.review.refusals:
+        lines.append(f"refused: {bounded(refusal.display)}:")
+        lines += [f"  {bounded(result.display(), 8000)}" for result in refusal.results]
+    for change, text in _recreated(report):
+        lines.append(f"recreate: {bounded(change.view.display)}: {bounded(text, 4000)}")
+    if report.review.refusals or _recreated(report):
+        lines.append("")
+    lines += [_headline(report), ""]
     for change in report.changes:
         pods, requests, limits = _total_cells(change)
         lines.append(f"TrainJob {bounded(change.view.display)}: {change.change}")
         if change.change == UNCHANGED:
             continue
         lines.append(f"  runtime: {bounded(_runtime(change))}")
+        for one in container_changes(change.before, change.after):
+            lines.append(f"  in {bounded(one.job)}: {bounded(one.text(), 4000)}")
         for job, job_pods, job_requests, job_limits in _job_rows(change):
             lines.append(
                 f"  {bounded(job)}: pods {job_pods}; per pod requests {bounded(job_requests, 4000)}; "

@@ -44,13 +44,21 @@ SECTIONS: tuple[Section, Section] = ("requests", "limits")
 
 
 class Value(Record):
-    __slots__ = ("path", "quantity", "source")
+    __slots__ = ("path", "quantity", "source", "written")
 
-    def __init__(self, quantity: Quantity, source: str, path: str | None = None) -> None:
+    def __init__(self, quantity: Quantity, source: str, path: str | None = None, written: object = None) -> None:
         self.quantity: Final = quantity
         # runtime, patch <manager>, resourcesPerNode, defaulted from limits, LimitRange <ns>/<name>
         self.source: Final = source
         self.path: Final = path  # the TrainJob field that set it; None when it is not the TrainJob's
+        # the value as the runtime or the TrainJob wrote it (``16384Mi``, ``2``: the object read, shared,
+        # not a text made per value); None for a LimitRange's
+        self.written: Final = written
+
+    @property
+    def text(self) -> str:
+        """As written where it was, else in canonical form."""
+        return str(self.written) if self.written is not None else self.quantity.canonical()
 
 
 class ContainerDefaults(Record):
@@ -308,10 +316,10 @@ def _container(
                     )
                 )
                 continue
-            view.section(section)[name] = Value(quantity, _label(source), path)
+            view.section(section)[name] = Value(quantity, _label(source), path, raw)
     for name, limit in view.limits.items():
         if name not in view.requests:
-            view.requests[name] = Value(limit.quantity, DEFAULTED_FROM_LIMITS, limit.path)
+            view.requests[name] = Value(limit.quantity, DEFAULTED_FROM_LIMITS, limit.path, limit.written)
     for default in defaults:
         for name, quantity in default.limits.items():
             view.limits.setdefault(name, Value(quantity, default.source_of("limits", name)))

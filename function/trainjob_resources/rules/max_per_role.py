@@ -26,7 +26,8 @@ INITIALIZER_ANCESTORS = ("dataset-initializer", "model-initializer")
 ROLE_MEANING = {
     "trainer": "the trainer container",
     "initializer": "the containers of the initializer jobs",
-    "sidecar": "restartable init containers and every other container besides the trainer",
+    "container": "the other regular containers: an MPI launcher, a custom job's, one beside the trainer",
+    "sidecar": "restartable init containers",
     "initContainer": "init containers that run to completion",
 }
 
@@ -34,8 +35,10 @@ ROLE_MEANING = {
 def container_role(topo: Topology, job: JobView, c: ContainerView) -> str:
     """The ``maxPerRole`` role of a container: ``trainer`` for the ``node`` container of a
     trainer-labelled job (or of any job resourcesPerNode sizes, ``Topology.is_trainer``),
-    ``initializer`` for a ``containers`` entry of an initializer job, ``initContainer`` for an init
-    container that runs to completion, ``sidecar`` for every other container."""
+    ``initializer`` for a ``containers`` entry of an initializer job, ``container`` for any other
+    ``containers`` entry (an MPI launcher), ``sidecar`` for a restartable init container and
+    ``initContainer`` for one that runs to completion: the last three as ``explain`` labels them
+    (``ContainerInfo.role``), one name for one container."""
     ancestor = topo.ancestor(job.name)
     if c.container_list == "containers":
         if topo.is_trainer(job.name, c.container_list, c.name):
@@ -44,8 +47,7 @@ def container_role(topo: Topology, job: JobView, c: ContainerView) -> str:
             return "trainer"
         if ancestor in INITIALIZER_ANCESTORS:
             return "initializer"
-        return "sidecar"
-    return "sidecar" if c.role == "sidecar" else "initContainer"
+    return c.role
 
 
 @lru_cache(maxsize=16)

@@ -22,7 +22,7 @@ from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME
 from ..trainer.releases import NEWEST
 from ..values.records import MutableRecord, Record
 from ..yamltext import yamlnodes as yn
-from .queues import KueueObjects, exceeded
+from .queues import KueueObjects, exceeded, release_followed
 from .report import Finding, object_name
 from .trainer_release import Followed, trainer_version
 
@@ -378,8 +378,10 @@ def quota_exceeded(render: Render, live: Live) -> list[Finding]:
 
 
 def queue_exceeded(render: Render, live: Live) -> list[Finding]:
-    """The queued TrainJobs the sync starts that Kueue would not admit (``queues.exceeded``)."""
-    return exceeded(starting(render, live), render.views, live.kueue)
+    """The queued TrainJobs the sync starts that Kueue would not admit (``queues.exceeded``), and the Kueue
+    release whose rule sized them."""
+    started = starting(render, live)
+    return [*exceeded(started, render.views, live.kueue), *release_followed(started, render.views, live.kueue)]
 
 
 def _over_quota(

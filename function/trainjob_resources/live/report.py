@@ -25,6 +25,7 @@ CODES: Final = (
     "runtime-drift",
     "snapshot-kept",
     "trainer-version",
+    "kueue-release",
 )
 SEVERITIES: Final = ("error", "warning", "info")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from trainjob_resources.kube.quantity import parse_quantity
-from trainjob_resources.live.kueue_release import CRD, VERSION_LABEL, KueueRelease, kueue_release
+from trainjob_resources.live.kueue_release import CRD, VERSION_LABEL, KueueRelease, kueue_release, pinned
 from trainjob_resources.live.queues import exceeded, kueue_pod_requests, release_followed
 
 from tests.kit import build
@@ -80,3 +80,11 @@ def test_queue_exceeded_sizes_by_the_release_and_kueue_release_names_it() -> Non
     assert named.message.startswith("Kueue v0.19.2 (test) builds a TrainJob's pod sets with Trainer v2.2.1")
     unqueued = build.trainjob("b", "rt", namespace="team")
     assert release_followed([unqueued], views(runtime(), unqueued), queues) == []
+
+
+def test_a_pinned_release_is_the_callers_word_and_a_malformed_one_is_refused() -> None:
+    release = pinned("0.20.1")
+    assert (release.version, release.per_node_replaces, release.read) == ("v0.20.1", False, "--kueue-version")
+    for bad in ("v0.20", "latest", "v1.0.0", ""):
+        with pytest.raises(ValueError, match="not a Kueue release"):
+            pinned(bad)

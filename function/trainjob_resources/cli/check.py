@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..krm.resource_list import Item, ResourceList
     from ..live.cluster import Cluster
     from ..live.findings import Live
+    from ..live.kueue_release import KueueRelease
     from ..live.report import Finding
     from ..live.trainer_release import Followed
 
@@ -37,7 +38,8 @@ with the installed runtime (runtime-drift).
 Findings (docs/check.md): runtime-ref-immutable, runtime-missing, runtime-in-use, quota-exceeded,
 queue-exceeded (Kueue), forbidden, runtime-drift where the installed runtime decides otherwise than
 the copy the render read, trainer-version where the cluster's Trainer release gives pods other
-resources than the render's (errors); runtime-drift, trainer-version (warnings); snapshot-kept (info).
+resources than the render's (errors); runtime-drift, trainer-version (warnings); snapshot-kept,
+kueue-release (the Kueue release whose rule sized the queued pod sets) (info).
 
 Reads with list calls per kind and namespace. Access (forbidden) is asked with
 SelfSubjectAccessReviews, as --as USER when given (impersonation: the kubeconfig's identity must
@@ -95,6 +97,13 @@ def _parser() -> argparse.ArgumentParser:
         help="where Trainer is installed: its release is read from ConfigMap kubeflow-trainer-public there "
         "(default: kubeflow-system)",
     )
+    parser.add_argument(
+        "--kueue-version",
+        metavar="VERSION",
+        type=_kueue_version,
+        help="the Kueue release the cluster runs (e.g. v0.19.2), which decides how queued pod sets are sized "
+        "(default: read from the cluster)",
+    )
     parser.add_argument("--format", choices=choices("check"), default="table", help="output format (default: table)")
     parser.add_argument(
         "--request-timeout", metavar="SECONDS", type=float, default=30.0, help="per API request (default: 30)"
@@ -123,6 +132,8 @@ def _check(options: argparse.Namespace) -> int:
             return _render_failed(inputs.errors)
         written = [_applied(item) for item in resource_list.items]
         live = gather.read(cluster, written, options.trainer_namespace)
+        if options.kueue_version is not None:
+            live.kueue.release = options.kueue_version
         trainer = _trainer_version(resource_list, live.trainer[0])
         added: set[int] = set()
         if not options.runtimes:
@@ -179,6 +190,17 @@ def _check(options: argparse.Namespace) -> int:
         f"error{'s' if errors_found != 1 else ''} ({cluster.server}, {cluster.source})\n"
     )
     return 1 if errors_found else 0
+
+
+def _kueue_version(value: str) -> KueueRelease:
+    import argparse
+
+    from ..live.kueue_release import pinned
+
+    try:
+        return pinned(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _trainer_version(resource_list: ResourceList, cluster_release: str | None) -> tuple[str, bool]:

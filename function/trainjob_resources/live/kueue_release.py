@@ -11,7 +11,8 @@ Kueue builds a TrainJob's Workload in its own process, with the Trainer its go.m
   it is *merged* per resource name (``newRuntimeInfo``, pkg/runtime/core/trainingruntime.go at
   v2.3.0). By reading: no v0.20 module is served here.
 
-What tells the release, read by ``check`` from objects only the platform writes (cluster-scoped): the
+What tells the release: ``check --kueue-version`` where its caller pins it, else, read from objects only the
+platform writes (cluster-scoped), the
 ``app.kubernetes.io/version`` label Kueue's Helm chart puts on its CRDs (charts/kueue/templates/_helpers.tpl,
 ``kueue.labels``; its kustomize manifests carry none), else the API versions of ``kueue.x-k8s.io`` the
 cluster serves: v0.15-v0.19 serve ``v1beta1`` beside ``v1beta2``; v0.20 serves ``v1beta2`` only
@@ -67,6 +68,14 @@ class KueueRelease(Record):
             f"Kueue {self.version} ({self.read}) builds a TrainJob's pod sets with Trainer {self.trainer}: "
             f"resourcesPerNode {rule} the trainer container's resources"
         )
+
+
+def pinned(value: str) -> KueueRelease:
+    """The release ``check --kueue-version`` names (the caller's: a platform's hook, a CI job)."""
+    found = _RELEASE.fullmatch(value)
+    if found is None:
+        raise ValueError(f"not a Kueue release: {value!r} (e.g. v0.19.2)")
+    return KueueRelease(f"v0.{found[1]}.{found[2]}", int(found[1]), "--kueue-version")
 
 
 def kueue_release(crd: Mapping[str, Any] | None, served: Collection[str]) -> KueueRelease:

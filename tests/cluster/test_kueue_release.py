@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +27,15 @@ from trainjob_resources.live.kueue_release import CRD, VERSION_LABEL
 from trainjob_resources.live.queues import kueue_pod_requests
 from trainjob_resources.yamltext import yamlnodes as yn
 
-from tests.cluster.controlplane import KUEUE_RELEASES, ControlPlane
+from tests.cluster.controlplane import DEFAULT_TRAINER, KUEUE_RELEASES, TRAINER_RELEASES, ControlPlane
 from tests.cluster.test_check import apply, check, dump, render, write
-from tests.cluster.test_kueue import QUEUE_LABEL, TRAINER, milli, namespace, queues, settled, wait_for
+from tests.cluster.test_kueue import QUEUE_LABEL, TRAINER, condition, milli, namespace, queues, settled, wait_for
 from tests.kit import build
 
 pytestmark = pytest.mark.cluster
 
 
+CONFIG_API = "fn.trainjob-resources.io/v1alpha1"
 ON_EACH_RELEASE = pytest.mark.parametrize("kueue_release_plane", KUEUE_RELEASES, indirect=True)
 REPLACE = {"op": "replace", "path": "/spec/versions/0/served"}
 
@@ -213,3 +215,47 @@ def test_check_names_the_kueue_release_it_followed(kueue_release_plane: ControlP
         "Kueue v0.20.0 (--kueue-version) builds a TrainJob's pod sets with Trainer v2.3.0: resourcesPerNode is "
         "merged onto"
     ), named
+
+
+@pytest.fixture(scope="module", params=TRAINER_RELEASES)
+def plane(request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
+    """Kueue v0.17.0 beside each Trainer release: the default's is the session's ``kueue_control_plane``."""
+    if request.param == DEFAULT_TRAINER:
+        yield request.getfixturevalue("kueue_control_plane")
+        return
+    with ControlPlane(kueue=True, trainer=request.param) as cp:
+        yield cp
+
+
+def test_pinned_to_v0_20_check_sizes_the_pod_sets_as_trainer_v2_3_merges_whatever_trainer_the_cluster_runs(
+    plane: ControlPlane, tmp_path: Path
+) -> None:
+    """Kueue v0.20 sizes pod sets with its own Trainer v2.3.0 (merge), also beside Trainer v2.2.1, whose JobSet
+    replaces: ``check --kueue-version v0.20.0`` explains the queued TrainJobs under v2.3.0 for Kueue. The Kueue
+    that runs (v0.17.0) replaces, and admits what the unpinned check lets through."""
+    ns = namespace(plane, f"kr-pin-{plane.trainer.replace('.', '-')}")
+    apply(plane, dump(*queues(ns, ns, "100", "10Gi")))
+    rt = node_runtime(f"kr-{ns}", "1", "8Gi", {}, 2, False)
+    job = {
+        "apiVersion": TRAINER,
+        "kind": "TrainJob",
+        "metadata": {"name": "job", "namespace": ns, "labels": {QUEUE_LABEL: "team"}},
+        "spec": {
+            "runtimeRef": {"name": rt["metadata"]["name"]},
+            "trainer": {"resourcesPerNode": {"requests": {"cpu": "3"}}},
+        },
+    }
+    source = write(tmp_path / "repo" / "bundle.yaml", rt, job)
+    # The platform's config names the Trainer the cluster runs: the render (and explain) follow it.
+    config = {"apiVersion": CONFIG_API, "kind": "TrainJobResources", "metadata": {"name": "platform"}}
+    config["spec"] = {"trainerVersion": plane.trainer}
+    platform = ["--config", str(write(tmp_path / "platform.yaml", config))]
+    unpinned = check(plane, str(source), *platform, cwd=tmp_path)
+    assert unpinned.of("queue-exceeded") == [], unpinned.findings  # replaced: 2 x (4 cpu, no memory)
+    pinned = check(plane, str(source), *platform, "--kueue-version", "v0.20.0", cwd=tmp_path)
+    [found] = pinned.of("queue-exceeded")
+    assert "pod set node (2 pods) needs memory 16Gi where flavor" in found["message"], found  # merged: 2 x 8Gi
+    assert pinned.code == 1
+    apply(plane, render(str(source), cwd=tmp_path))
+    admitted = settled(plane, ns, 1, "Admitted")["job"]
+    assert (condition(admitted, "Admitted") or {}).get("status") == "True"

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..live.kueue_release import KueueRelease
     from ..live.report import Finding
     from ..live.trainer_release import Followed
+    from ..repo.collected import Inputs
 
 DESCRIPTION = """\
 Check what syncing the render would do to the live cluster, before it runs: what the API server or
@@ -170,7 +171,7 @@ def _check(options: argparse.Namespace) -> int:
             and item.group == TRAINER_GROUP
             and item.kind in RUNTIME_KINDS
         ]
-        render = findings.Render(objects, copies, views)
+        render = findings.Render(objects, copies, views, _kueue_views(cluster, resource_list, inputs, written, live))
         found = findings.find(render, live, followed)
         refused = {f.object for f in drift}
         found = [*drift, *(f for f in found if not (f.code == "runtime-drift" and f.object in refused))]
@@ -282,6 +283,33 @@ def _views(
         return {}  # the render reports it
     spaces = {key.split("/", 1)[0] for key in wanted}
     return _explained(_bundle(cluster, resource_list, platform, written, spaces), config, wanted)
+
+
+def _kueue_views(
+    cluster: Cluster, resource_list: ResourceList, inputs: Inputs, written: list[Any], live: Live
+) -> dict[str, TrainJobPods] | None:
+    """The queued TrainJobs' pods under Trainer v2.3.0, where Kueue merges ``resourcesPerNode`` (v0.20 on:
+    Trainer v2.3.0 in its go.mod) and the render follows a Trainer that replaces it (v2.2): Kueue sizes the
+    pod sets with its own Trainer (live/kueue_release.py). None where the render's views are Kueue's."""
+    from ..live import findings
+    from ..live.queues import queue_name
+    from ..trainer.api import TRAINJOB_KIND
+    from ..trainer.releases import NEWEST, release
+
+    config = _config(resource_list)
+    kueue = live.kueue
+    if not kueue.version or kueue.release.per_node_replaces or config is None:
+        return None
+    if not release(config.trainer_version).per_node_replaces:
+        return None
+    wanted = {
+        f"{findings.namespace_of(v)}/{findings.name_of(v)}"
+        for v in written
+        if findings.is_trainer(v, (TRAINJOB_KIND,)) and queue_name(v) is not None
+    }
+    spaces = {key.split("/", 1)[0] for key in wanted}
+    bundle = _bundle(cluster, resource_list, inputs.platform_ids, written, spaces)
+    return _explained(bundle, config.model_copy(update={"trainer_version": NEWEST}), wanted)
 
 
 def _config(resource_list: ResourceList) -> FunctionConfig | None:

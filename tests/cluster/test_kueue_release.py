@@ -5,14 +5,14 @@ What the tests hold ``check`` to: it names the Kueue release it followed (``kueu
 ``app.kubernetes.io/version`` label where Kueue's Helm chart put one, else from the served API versions),
 and the pod sets it sizes for ``queue-exceeded`` (live/queues.py ``kueue_pod_requests`` under that
 release's rule) are, pod set by pod set, what the Workload Kueue made reserves: generated TrainJobs
-(hypothesis), with and without ``resourcesPerNode``, through the function's render.
+(hypothesis), with and without ``resourcesPerNode``, through the function's render. v0.20 is not served:
+its API (v1beta1 unserved) is simulated on the CRD, and its rule (merge) reached with ``--kueue-version``.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +27,14 @@ from trainjob_resources.live.kueue_release import CRD, VERSION_LABEL
 from trainjob_resources.live.queues import kueue_pod_requests
 from trainjob_resources.yamltext import yamlnodes as yn
 
-from tests.cluster.controlplane import DEFAULT_TRAINER, KUEUE_RELEASES, TRAINER_RELEASES, ControlPlane
+from tests.cluster.controlplane import KUEUE_RELEASES, ControlPlane
 from tests.cluster.test_check import apply, check, dump, render, write
 from tests.cluster.test_kueue import QUEUE_LABEL, TRAINER, condition, milli, namespace, queues, settled, wait_for
+from tests.cluster.test_kueue_apply import plane
 from tests.kit import build
 
 pytestmark = pytest.mark.cluster
+__all__ = ["plane"]  # the module-scoped control plane with Kueue v0.17.0, one per Trainer release
 
 
 CONFIG_API = "fn.trainjob-resources.io/v1alpha1"
@@ -215,16 +217,6 @@ def test_check_names_the_kueue_release_it_followed(kueue_release_plane: ControlP
         "Kueue v0.20.0 (--kueue-version) builds a TrainJob's pod sets with Trainer v2.3.0: resourcesPerNode is "
         "merged onto"
     ), named
-
-
-@pytest.fixture(scope="module", params=TRAINER_RELEASES)
-def plane(request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
-    """Kueue v0.17.0 beside each Trainer release: the default's is the session's ``kueue_control_plane``."""
-    if request.param == DEFAULT_TRAINER:
-        yield request.getfixturevalue("kueue_control_plane")
-        return
-    with ControlPlane(kueue=True, trainer=request.param) as cp:
-        yield cp
 
 
 def test_pinned_to_v0_20_check_sizes_the_pod_sets_as_trainer_v2_3_merges_whatever_trainer_the_cluster_runs(

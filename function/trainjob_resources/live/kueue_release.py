@@ -1,7 +1,7 @@
 """The Kueue release a cluster runs, and how that release sizes a TrainJob's pod sets.
 
 Kueue builds a TrainJob's Workload in its own process, with the Trainer its go.mod names
-(pkg/controller/jobs/trainjob/trainjob_controller.go, ``getChildJobSet``: that Trainer's
+(sigs.k8s.io/kueue/pkg/controller/jobs/trainjob/trainjob_controller.go, ``getChildJobSet``: that Trainer's
 ``RuntimeInfo`` and JobSet builder), not with the Trainer the cluster runs:
 
 - v0.17.0 builds on Trainer v2.2.0, v0.19.2 on v2.2.1 (each release's go.mod): ``resourcesPerNode``

@@ -42,11 +42,13 @@ example: $(RUN_STAMP)
 	$(BIN)/trainjob-resources < tests/testdata/success/data-loader-64gi/input.yaml
 
 ## Build (or reuse) the local control plane with upstream Kubeflow Trainer, and standalone kustomize,
-## from Go modules into a cache folder (tests/cluster/README.md), the YAML oracle
+## from Go modules into a cache folder (tests/cluster/README.md), the Kueue v0.19 harness
+## (tests/cluster/kueue-v0.19/build.sh), the YAML oracle
 ## (tests/yamloracle/build.sh), Helm v4 and v3 for the post-renderer tests (tests/tools/helm.sh) and the
 ## Argo CD harness (tests/cluster/argocd/build.sh). Without Go: a skip, outside CI.
 cluster:
 	bash tests/cluster/build.sh
+	bash tests/cluster/kueue-v0.19/build.sh
 	bash tests/yamloracle/build.sh
 	bash tests/tools/helm.sh
 	bash tests/cluster/argocd/build.sh

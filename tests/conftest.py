@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.argocd import ArgoCD
-from tests.cluster.controlplane import DEFAULT_TRAINER, ControlPlane, Unavailable, require_paths
+from tests.cluster.controlplane import DEFAULT_KUEUE, DEFAULT_TRAINER, ControlPlane, Unavailable, require_paths
 from tests.engine import Engine, find_engine
 
 # The test kit's plugins (tests/kit): the CPU budget of a test, the goldens' update switch.
@@ -30,6 +30,8 @@ FIXTURE_MARKERS = {
     "control_planes": "cluster",
     "trainer_control_plane": "cluster",
     "kueue_control_plane": "cluster",
+    "kueue_planes": "cluster",
+    "kueue_release_plane": "cluster",
     "argocd": "cluster",
 }
 
@@ -98,24 +100,23 @@ def argocd() -> ArgoCD:
         raise AssertionError("unreachable") from absent
 
 
-@pytest.fixture(scope="session")
-def control_planes() -> Iterator[Planes]:
-    """``control_planes("v2.2.1")``: the control plane of a Trainer release (controlplane.TRAINER_RELEASES),
-    started the first time a test asks for that release and kept for the rest of the run."""
+def _on_demand(start: Callable[[str], ControlPlane], what: str) -> Iterator[Planes]:
+    """``plane(release)``: the control plane of a release, started the first time a test asks for it and kept
+    for the rest of the run; a start that failed fails each test that asks again, at once."""
     planes: dict[str, ControlPlane | BaseException] = {}
 
-    def plane(trainer: str) -> ControlPlane:
-        if trainer not in planes:
+    def plane(release: str) -> ControlPlane:
+        if release not in planes:
             try:
-                planes[trainer] = ControlPlane(trainer=trainer).start()
+                planes[release] = start(release)
             except Unavailable as absent:
                 _unavailable(str(absent))
-            except Exception as failed:  # a start that failed fails each test that asks again, at once
-                planes[trainer] = failed
+            except Exception as failed:
+                planes[release] = failed
                 raise
-        started = planes[trainer]
+        started = planes[release]
         if isinstance(started, BaseException):
-            raise RuntimeError(f"the Trainer {trainer} control plane did not start: {started}")
+            raise RuntimeError(f"the {what} {release} control plane did not start: {started}")
         return started
 
     try:
@@ -124,6 +125,13 @@ def control_planes() -> Iterator[Planes]:
         for started in planes.values():
             if isinstance(started, ControlPlane):
                 started.stop()
+
+
+@pytest.fixture(scope="session")
+def control_planes() -> Iterator[Planes]:
+    """``control_planes("v2.2.1")``: the control plane of a Trainer release (controlplane.TRAINER_RELEASES),
+    started the first time a test asks for that release and kept for the rest of the run."""
+    yield from _on_demand(lambda trainer: ControlPlane(trainer=trainer).start(), "Trainer")
 
 
 @pytest.fixture(scope="session")
@@ -141,20 +149,21 @@ def trainer_control_plane(request: pytest.FixtureRequest, control_planes: Planes
 
 
 @pytest.fixture(scope="session")
-def kueue_control_plane() -> Iterator[ControlPlane]:
-    """A second control plane with upstream Kueue's controllers, scheduler and webhooks beside Trainer's
-    (tests/cluster/kueue): the Kueue tests' own, so that no other test runs under Kueue's webhooks."""
-    yield from _running(kueue=True)
+def kueue_planes() -> Iterator[Planes]:
+    """``kueue_planes("v0.19.2")``: a control plane with a Kueue release's controllers, scheduler and webhooks
+    beside Trainer's (controlplane.KUEUE_RELEASES), one per release, apart from the others: no other test runs
+    under Kueue's webhooks."""
+    yield from _on_demand(lambda kueue: ControlPlane(kueue=kueue).start(), "Kueue")
 
 
-def _running(*, kueue: bool) -> Iterator[ControlPlane]:
-    try:
-        cp = ControlPlane(kueue=kueue)
-    except Unavailable as absent:
-        _unavailable(str(absent))
-        raise AssertionError("unreachable") from absent
-    cp.start()
-    try:
-        yield cp
-    finally:
-        cp.stop()
+@pytest.fixture(scope="session")
+def kueue_control_plane(kueue_planes: Planes) -> ControlPlane:
+    """The default Kueue release's control plane (tests/cluster/kueue)."""
+    return kueue_planes(DEFAULT_KUEUE)
+
+
+@pytest.fixture
+def kueue_release_plane(request: pytest.FixtureRequest, kueue_planes: Planes) -> ControlPlane:
+    """The control plane of the Kueue release a test is parametrized with:
+    ``@pytest.mark.parametrize("kueue_release_plane", KUEUE_RELEASES, indirect=True)``."""
+    return kueue_planes(getattr(request, "param", DEFAULT_KUEUE))

@@ -5,7 +5,8 @@ writes a `paths.json` there; `tool_paths()` reads it. `ControlPlane().start()` r
 (tests/cluster/harness: envtest's etcd and kube-apiserver with upstream's CRDs and webhook
 configuration, Trainer's controllers and webhooks in-process) and talks to it with the machine's kubectl;
 ``ControlPlane(kueue=True)`` runs upstream Kueue's controllers, scheduler and webhooks beside it
-(tests/cluster/kueue); ``ControlPlane(trainer="v2.2.1")`` an older Trainer release (TRAINER_RELEASES).
+(tests/cluster/kueue, Kueue v0.17.0; ``kueue="v0.19.2"``: tests/cluster/kueue-v0.19, KUEUE_RELEASES);
+``ControlPlane(trainer="v2.2.1")`` an older Trainer release (TRAINER_RELEASES).
 
     from tests.cluster.controlplane import ControlPlane, tool_paths, tools
 
@@ -101,6 +102,38 @@ TRAINER_RELEASES = (
 )
 
 
+def _kueue_version(modfile: Path) -> str:
+    found = re.search(r"^\s*sigs\.k8s\.io/kueue (v\S+)", modfile.read_text(), re.M)
+    if found is None:
+        raise ValueError(f"{modfile} names no sigs.k8s.io/kueue")
+    return found.group(1)
+
+
+# The Kueue releases with a harness: tests/cluster/kueue's (built by build.sh, the default) first, then
+# each tests/cluster/kueue-v<minor>/'s (built by its own build.sh into a cache of its own), newest first.
+DEFAULT_KUEUE = _kueue_version(_HERE / "kueue" / "go.mod")
+KUEUE_RELEASES = (
+    DEFAULT_KUEUE,
+    *sorted((_kueue_version(m) for m in _HERE.glob("kueue-v*/go.mod")), key=_version_key, reverse=True),
+)
+
+
+def kueue_release_paths(version: str, paths: dict[str, Any]) -> dict[str, Any] | None:
+    """The harness, CRDs and webhook configuration of a Kueue release: paths.json's ``kueue`` for the
+    default, else the ``paths.json`` of the cache folder tests/cluster/kueue-v<minor>/build.sh builds."""
+    if version == DEFAULT_KUEUE:
+        built: dict[str, Any] | None = paths.get("kueue")
+        return built
+    minor = ".".join(version.split(".")[:2])
+    try:
+        found: dict[str, Any] = json.loads(
+            (cache_root().parent / f"kueue-{minor}" / "current" / "paths.json").read_text()
+        )
+    except (OSError, ValueError):
+        return None
+    return found if found.get("versions", {}).get("kueue") == version else None
+
+
 class Tools:
     """The standalone kustomize that `make cluster` builds, by version (Helm: tests/test_helm.py)."""
 
@@ -139,7 +172,7 @@ class ControlPlane:
         kubectl: str | None = None,
         verbosity: int = 0,
         *,
-        kueue: bool = False,
+        kueue: bool | str = False,
         trainer: str = DEFAULT_TRAINER,
     ) -> None:
         self.paths = paths if paths is not None else require_paths()
@@ -151,13 +184,19 @@ class ControlPlane:
         if not os.access(str(self.release.get("harness")), os.X_OK):
             built = ", ".join(sorted(releases, key=_version_key, reverse=True))
             raise Unavailable(f"no harness for Trainer {trainer} is built (built: {built}): make cluster")
-        # With kueue: upstream Kueue's controllers, scheduler and webhooks too (tests/cluster/kueue).
-        self.kueue = kueue
-        if kueue and not os.access(str((self.paths.get("kueue") or {}).get("harness")), os.X_OK):
-            raise Unavailable(f"the Kueue harness is not built ({paths_file()} names none): make cluster")
+        # With kueue: upstream Kueue's controllers, scheduler and webhooks too (tests/cluster/kueue), of
+        # the release named (KUEUE_RELEASES; True: the default).
+        self.kueue = bool(kueue)
+        self.kueue_release: dict[str, Any] = {}
+        if kueue:
+            version = DEFAULT_KUEUE if kueue is True else str(kueue)
+            self.kueue_release = kueue_release_paths(version, self.paths) or {}
+            if not os.access(str(self.kueue_release.get("harness")), os.X_OK):
+                raise Unavailable(f"no Kueue {version} harness is built: make cluster")
         self.kubectl_path = kubectl or find_kubectl()
         self.verbosity = verbosity
         self.versions: dict[str, Any] = {**self.paths.get("versions", {}), **self.release.get("versions", {})}
+        self.versions.update(self.kueue_release.get("versions", {}))
         self.server = ""
         self.start_seconds = 0.0
         self._proc: subprocess.Popen[str] | None = None
@@ -201,7 +240,7 @@ class ControlPlane:
         ready = self._ready(self._proc, "the harness", started + timeout)
         self.server = ready["server"]
         if self.kueue:
-            kueue = self.paths["kueue"]
+            kueue = self.kueue_release
             cmd = [
                 kueue["harness"],
                 f"--kubeconfig={self.kubeconfig}",
@@ -381,11 +420,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--kubeconfig", required=True, metavar="FILE", help="where to write the admin kubeconfig")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the start (default: 120)")
-    parser.add_argument("--kueue", action="store_true", help="run upstream Kueue's controllers and webhooks too")
+    parser.add_argument(
+        "--kueue",
+        nargs="?",
+        const=DEFAULT_KUEUE,
+        choices=KUEUE_RELEASES,
+        help=f"run upstream Kueue's controllers and webhooks too, of this release (default {DEFAULT_KUEUE})",
+    )
     add_trainer_option(parser)
     options = parser.parse_args(argv)
     try:
-        cp = ControlPlane(kueue=options.kueue, trainer=options.trainer)
+        cp = ControlPlane(kueue=options.kueue or False, trainer=options.trainer)
     except Unavailable as absent:
         sys.stderr.write(f"controlplane: {absent}\n")
         return 2

@@ -1,10 +1,11 @@
-"""Kueue on the control plane: upstream Kueue v0.17.0's controllers, scheduler and webhooks
-(tests/cluster/kueue) beside Trainer v2.3.0's, with the function's output applied as Argo CD applies it.
+"""Kueue on the control plane: upstream Kueue's controllers, scheduler and webhooks (v0.17.0:
+tests/cluster/kueue; v0.19.2: tests/cluster/kueue-v0.19) beside Trainer v2.3.0's, with the function's
+output applied as Argo CD applies it.
 
 What the tests hold Kueue to: the Workload Kueue makes for each queued TrainJob reserves, pod set by
-pod set, what ``explain`` counts, except where Kueue's own Trainer (v2.2.0, its go.mod's) sizes the
-trainer container otherwise (``resourcesPerNode`` replaces its resources there); and ``check``'s
-``queue-exceeded`` names exactly the TrainJobs Kueue's scheduler leaves pending.
+pod set, what ``explain`` counts, except where Kueue's own Trainer (v2.2.0 or v2.2.1, its go.mod's) sizes
+the trainer container otherwise (``resourcesPerNode`` replaces its resources there); and ``check``'s
+``queue-exceeded`` names exactly the TrainJobs Kueue's scheduler leaves pending, on each release.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.controlplane import ControlPlane
+from tests.cluster.controlplane import KUEUE_RELEASES, ControlPlane
 from tests.cluster.test_check import (
     KUEUE_GROUP,
     SYNCER,
@@ -38,6 +39,8 @@ pytestmark = pytest.mark.cluster
 KUEUE = "kueue.x-k8s.io/v1beta2"
 WORKLOADS = "workloads.kueue.x-k8s.io"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+TRAINER = "trainer.kubeflow.org/v1alpha1"
+ON_EACH_RELEASE = pytest.mark.parametrize("kueue_release_plane", KUEUE_RELEASES, indirect=True)
 
 
 def shapes_runtime(name: str) -> dict[str, Any]:
@@ -173,10 +176,11 @@ def milli(value: str) -> int:
     return int(scaled)
 
 
+@ON_EACH_RELEASE
 def test_each_workload_reserves_what_explain_counts_and_resources_per_node_as_kueues_trainer_sizes_it(
-    kueue_control_plane: ControlPlane, tmp_path: Path
+    kueue_release_plane: ControlPlane, tmp_path: Path
 ) -> None:
-    cp = kueue_control_plane
+    cp = kueue_release_plane
     ns = namespace(cp, "kq-shapes")
     apply(cp, dump(*queues(ns, "kq-shapes", "100", "1000Gi")))
     source = write(
@@ -196,7 +200,7 @@ def test_each_workload_reserves_what_explain_counts_and_resources_per_node_as_ku
             reserved = {r: milli(q) for r, q in assignment["resourceUsage"].items()}
             counted = {r: milli(q) * pods[name][job]["pods"] for r, q in pods[name][job]["podRequests"].items()}
             if (name, job) == ("per-node", "node"):
-                # Kueue's Trainer v2.2.0 gives the trainer container resourcesPerNode as its whole
+                # Kueue's Trainer v2.2.x gives the trainer container resourcesPerNode as its whole
                 # resources: no memory (the runtime's 8Gi is gone), while Trainer v2.3.0's JobSet
                 # merges it per name and keeps the 8Gi. Kueue reserves 3 x max(1Gi, 1Gi + 0).
                 assert counted["memory"] == 3 * 9 * 1024**3 * 1000
@@ -217,10 +221,11 @@ def reservation(cp: ControlPlane, cluster_queue: str) -> dict[str, str]:
     return {r["name"]: r["total"] for row in rows for r in row["resources"]}
 
 
+@ON_EACH_RELEASE
 def test_queue_exceeded_names_exactly_the_trainjobs_kueue_leaves_pending(
-    kueue_control_plane: ControlPlane, tmp_path: Path
+    kueue_release_plane: ControlPlane, tmp_path: Path
 ) -> None:
-    cp = kueue_control_plane
+    cp = kueue_release_plane
     ns = namespace(cp, "kq-admit")
     # Memory is what runs short: 40Gi. The first TrainJob, live and admitted, holds 35Gi (2Gi + 3 x 11Gi).
     apply(cp, dump(*queues(ns, "kq-admit", "100", "40Gi")))

@@ -19,9 +19,11 @@ if TYPE_CHECKING:
     from ..krm.resource_list import Item, ResourceList
     from ..live.cluster import Cluster
     from ..live.findings import Live
+    from ..live.kueue_release import KueueRelease
     from ..live.report import Finding
     from ..live.trainer_release import Followed
     from ..options.config import FunctionConfig
+    from ..repo.collected import Inputs
     from ..report.explain import TrainJobPods
     from ..resolve.bundle import Bundle
 
@@ -39,7 +41,8 @@ queue-exceeded (Kueue), forbidden, mode where a native render keeps fields the T
 runtime-drift where the installed runtime decides otherwise than the copy the render read,
 trainer-version where the cluster's Trainer release gives pods other resources than the render's
 (errors); runtime-drift, trainer-version (warnings); snapshot-kept, mode where the CRD serves
-KEP-2782's resources and the render materializes (infos).
+KEP-2782's resources and the render materializes, kueue-release (the Kueue release whose rule sized
+the queued pod sets) (infos).
 
 Reads with list calls per kind and namespace. Access (forbidden) is asked with
 SelfSubjectAccessReviews, as --as USER when given (impersonation: the kubeconfig's identity must
@@ -84,6 +87,13 @@ def _parser() -> argparse.ArgumentParser:
         help="where Trainer is installed: its release is read from ConfigMap kubeflow-trainer-public there "
         "(default: kubeflow-system)",
     )
+    parser.add_argument(
+        "--kueue-version",
+        metavar="VERSION",
+        type=_kueue_version,
+        help="the Kueue release the cluster runs (e.g. v0.19.2), which decides how queued pod sets are sized "
+        "(default: read from the cluster)",
+    )
     parser.add_argument("--format", choices=choices("check"), default="table", help="output format (default: table)")
     parser.add_argument(
         "--request-timeout", metavar="SECONDS", type=float, default=30.0, help="per API request (default: 30)"
@@ -112,6 +122,8 @@ def _check(options: argparse.Namespace) -> int:
             return _render_failed(inputs.errors)
         written = [_applied(item) for item in resource_list.items]
         live = gather.read(cluster, written, options.trainer_namespace)
+        if options.kueue_version is not None:
+            live.kueue.release = options.kueue_version
         trainer = _trainer_version(resource_list, live.trainer[0])
         added: set[int] = set()
         if not options.runtimes:
@@ -150,7 +162,7 @@ def _check(options: argparse.Namespace) -> int:
             and item.group == TRAINER_GROUP
             and item.kind in RUNTIME_KINDS
         ]
-        render = findings.Render(objects, copies, views)
+        render = findings.Render(objects, copies, views, _kueue_views(cluster, resource_list, inputs, written, live))
         found = findings.find(render, live, followed)
         refused = {f.object for f in drift}
         found = [*drift, *(f for f in found if not (f.code == "runtime-drift" and f.object in refused))]
@@ -171,6 +183,17 @@ def _check(options: argparse.Namespace) -> int:
         f"error{'s' if errors_found != 1 else ''} ({cluster.server}, {cluster.source})\n"
     )
     return 1 if errors_found else 0
+
+
+def _kueue_version(value: str) -> KueueRelease:
+    import argparse
+
+    from ..live.kueue_release import pinned
+
+    try:
+        return pinned(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _trainer_version(resource_list: ResourceList, cluster_release: str | None) -> tuple[str, bool]:
@@ -258,6 +281,33 @@ def _views(
         return {}  # the render reports it
     spaces = {key.split("/", 1)[0] for key in wanted}
     return _explained(_bundle(cluster, resource_list, platform, written, spaces), config, wanted)
+
+
+def _kueue_views(
+    cluster: Cluster, resource_list: ResourceList, inputs: Inputs, written: list[Any], live: Live
+) -> dict[str, TrainJobPods] | None:
+    """The queued TrainJobs' pods under Trainer v2.3.0, where Kueue merges ``resourcesPerNode`` (v0.20 on:
+    Trainer v2.3.0 in its go.mod) and the render follows a Trainer that replaces it (v2.2): Kueue sizes the
+    pod sets with its own Trainer (live/kueue_release.py). None where the render's views are Kueue's."""
+    from ..live import findings
+    from ..live.queues import queue_name
+    from ..trainer.api import TRAINJOB_KIND
+    from ..trainer.releases import NEWEST, release
+
+    config = _config(resource_list)
+    kueue = live.kueue
+    if not kueue.version or kueue.release.per_node_replaces or config is None:
+        return None
+    if not release(config.trainer_version).per_node_replaces:
+        return None
+    wanted = {
+        f"{findings.namespace_of(v)}/{findings.name_of(v)}"
+        for v in written
+        if findings.is_trainer(v, (TRAINJOB_KIND,)) and queue_name(v) is not None
+    }
+    spaces = {key.split("/", 1)[0] for key in wanted}
+    bundle = _bundle(cluster, resource_list, inputs.platform_ids, written, spaces)
+    return _explained(bundle, config.model_copy(update={"trainer_version": NEWEST}), wanted)
 
 
 def _config(resource_list: ResourceList) -> FunctionConfig | None:

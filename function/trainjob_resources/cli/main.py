@@ -191,8 +191,8 @@ usage: trainjob-resources                     KRM function: ResourceList on stdi
                                   [--namespace NS] [--against DIR]
        trainjob-resources check [PATH ...] [--config FILE] [--config-from-env] [--runtimes PATH] [--root DIR]
                                 [--timeout SECONDS] [--namespace NS] [--kubeconfig FILE] [--context NAME]
-                                [--as USER] [--trainer-namespace NS] [--format table|json|markdown]
-                                [--request-timeout SECONDS]
+                                [--as USER] [--trainer-namespace NS] [--kueue-version VERSION]
+                                [--format table|json|markdown] [--request-timeout SECONDS]
        trainjob-resources schema trainjob|config   JSON Schema for editors and kubeconform
        trainjob-resources --help | --version
        (`render --help`, `explain --help`, `check --help` and `schema --help` describe their options in full;

@@ -2,8 +2,9 @@
 read with the ``kubernetes`` client (``cluster``, the only module that imports it, and only
 ``check`` imports that module), what it reads of the cluster (``gather``), the findings (``findings``;
 ``trainer_release`` for ``trainer-version``, ``native_fields`` for ``mode``: the served TrainJob CRD's
-KEP-2782 fields), what Kueue does with the TrainJobs (``queues``), a runtime neither the render nor the
-cluster has (``absent_runtime``) and their report (``report``).
+KEP-2782 fields), what Kueue does with the TrainJobs (``queues``; the Kueue release that sizes them:
+``kueue_release``), a runtime neither the render nor the cluster has (``absent_runtime``) and their
+report (``report``).
 
 May import: every layer below the CLI (``repo`` included).
 """

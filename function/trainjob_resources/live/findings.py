@@ -22,7 +22,7 @@ from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME
 from ..trainer.releases import NEWEST
 from ..values.records import MutableRecord, Record
 from ..yamltext import yamlnodes as yn
-from .queues import KueueObjects, exceeded
+from .queues import KueueObjects, exceeded, release_followed
 from .report import Finding, object_name
 from .trainer_release import Followed, trainer_version
 
@@ -188,19 +188,22 @@ class Live(MutableRecord):
 class Render(MutableRecord):
     """What the sync applies (``objects``), the platform's runtimes and local-config copies the render
     read (``copies``), and the pods of each rendered TrainJob by ``explain``'s arithmetic (``views``,
-    by ``namespace/name``)."""
+    by ``namespace/name``; ``kueue_views``: the queued ones' under the Trainer Kueue builds in, where
+    that is not the release ``views`` follow)."""
 
-    __slots__ = ("copies", "objects", "views")
+    __slots__ = ("copies", "kueue_views", "objects", "views")
 
     def __init__(
         self,
         objects: list[dict[str, Any]],
         copies: list[tuple[dict[str, Any], str]],  # (runtime, where it was read)
         views: Mapping[str, TrainJobPods],
+        kueue_views: Mapping[str, TrainJobPods] | None = None,
     ) -> None:
         self.objects = objects
         self.copies = copies
         self.views = views
+        self.kueue_views = kueue_views
 
     def trainjobs(self) -> list[dict[str, Any]]:
         return [o for o in self.objects if is_trainer(o, (TRAINJOB_KIND,))]
@@ -378,8 +381,11 @@ def quota_exceeded(render: Render, live: Live) -> list[Finding]:
 
 
 def queue_exceeded(render: Render, live: Live) -> list[Finding]:
-    """The queued TrainJobs the sync starts that Kueue would not admit (``queues.exceeded``)."""
-    return exceeded(starting(render, live), render.views, live.kueue)
+    """The queued TrainJobs the sync starts that Kueue would not admit (``queues.exceeded``), and the Kueue
+    release whose rule sized them."""
+    started = starting(render, live)
+    views = render.views if render.kueue_views is None else render.kueue_views
+    return [*exceeded(started, views, live.kueue), *release_followed(started, views, live.kueue)]
 
 
 def _over_quota(

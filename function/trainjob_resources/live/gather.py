@@ -30,6 +30,8 @@ from .findings import (
     runtime_ref,
     starting,
 )
+from .kueue_release import CRD as KUEUE_CRD
+from .kueue_release import kueue_release
 from .queues import KUEUE_GROUP, KUEUE_VERSIONS, KueueObjects, queue_name
 
 if TYPE_CHECKING:
@@ -109,17 +111,18 @@ def read(cluster: Cluster, objects: Sequence[Mapping[str, Any]], trainer_namespa
 
 def kueue_objects(cluster: Cluster, trainjobs: Sequence[Mapping[str, Any]]) -> KueueObjects:
     """Kueue's LocalQueues (in the namespaces of the queued TrainJobs the sync starts), ClusterQueues and
-    ResourceFlavors, in the newest version the cluster serves; nothing when no such TrainJob is queued
-    or Kueue is not installed (the label then does nothing)."""
+    ResourceFlavors, in the newest version the cluster serves, and the Kueue release (``kueue_release``);
+    nothing when no such TrainJob is queued or Kueue is not installed (the label then does nothing)."""
     spaces = sorted({namespace_of(t) for t in trainjobs if queue_name(t) is not None})
     if not spaces:
         return KueueObjects()
-    for version in KUEUE_VERSIONS:
-        if "ClusterQueue" in cluster.resources(f"{KUEUE_GROUP}/{version}"):
-            break
-    else:
+    served = [v for v in KUEUE_VERSIONS if "ClusterQueue" in cluster.resources(f"{KUEUE_GROUP}/{v}")]
+    if not served:
         return KueueObjects()
+    version = served[0]
     kueue = KueueObjects(version)
+    crd, _ = cluster.try_get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{KUEUE_CRD}")
+    kueue.release = kueue_release(crd, served)
     base = f"/apis/{KUEUE_GROUP}/{version}"
     paths = [f"{base}/clusterqueues", f"{base}/resourceflavors"]
     paths += [f"{base}/namespaces/{ns}/localqueues" for ns in spaces]

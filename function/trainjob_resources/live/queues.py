@@ -10,7 +10,8 @@ labels contradict the pod's nodeSelector, or whose taints the pod does not toler
 A resource no resource group covers makes the Workload inadmissible ("resource ... unavailable in
 ClusterQueue"). TrainJobs on one ClusterQueue are taken in the render's order, each admitted one
 reserving its quota for the next. Borrowing within a cohort is not predicted: for a ClusterQueue in a
-cohort the finding is a warning.
+cohort the finding is a warning. The pod sets are sized as the cluster's Kueue release does
+(kueue_release.py), which ``kueue-release`` names.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..kube.quantity import Quantity, QuantityError, parse_quantity
 from ..report.explain import DEFAULTED_FROM_LIMITS, ContainerView, JobView, TrainJobPods
 from ..trainer.api import TRAINJOB_KIND
 from ..values.records import MutableRecord
+from .kueue_release import KueueRelease, followed
 from .report import Finding, object_name
 
 KUEUE_GROUP: Final = "kueue.x-k8s.io"
@@ -36,10 +38,11 @@ Usage = dict[tuple[str, str], Quantity]  # (flavor, resource) -> quantity
 class KueueObjects(MutableRecord):
     """What ``check`` read of Kueue: its queues and flavors, by name (``namespace/name`` for LocalQueues)."""
 
-    __slots__ = ("cluster_queues", "flavors", "local_queues", "version")
+    __slots__ = ("cluster_queues", "flavors", "local_queues", "release", "version")
 
-    def __init__(self, version: str = "") -> None:
+    def __init__(self, version: str = "", release: KueueRelease | None = None) -> None:
         self.version = version  # the API version read; "" when Kueue is not served
+        self.release = release or KueueRelease("v0.17.0", 17, "assumed")  # what sizes the pod sets
         self.local_queues: dict[str, dict[str, Any]] = {}
         self.cluster_queues: dict[str, dict[str, Any]] = {}
         self.flavors: dict[str, dict[str, Any]] = {}
@@ -158,12 +161,13 @@ PER_NODE: Final = "resourcesPerNode"
 
 
 def _as_kueue_sizes(view: ContainerView) -> ContainerResources | None:
-    """The container as Kueue v0.17.0 sizes it, where that differs from the JobSet's: Kueue builds a
-    Workload's pod sets with the Trainer its go.mod names, v2.2.0, whose JobSet builder gives the
-    trainer container ``resourcesPerNode`` as its whole resources
-    (pkg/runtime/framework/plugins/jobset/builder.go at v2.2.0: ``WithResources(requirements)``),
-    where v2.3.0 merges it per resource name. Seen on the control plane: a runtime's 8Gi memory request
-    is in the JobSet and not in the Workload. None: no value of the container came from resourcesPerNode."""
+    """The container as Kueue through v0.19 sizes it, where that differs from the JobSet's: Kueue builds a
+    Workload's pod sets with the Trainer its go.mod names (v2.2.0 for v0.17.0, v2.2.1 for v0.19.2), whose
+    JobSet builder gives the trainer container ``resourcesPerNode`` as its whole resources
+    (pkg/runtime/framework/plugins/jobset/builder.go at v2.2.x: ``WithResources(requirements)``),
+    where v2.3.0 merges it per resource name. Seen on the control plane, on both: a runtime's 8Gi memory
+    request is in the JobSet and not in the Workload. None: no value of the container came from
+    resourcesPerNode."""
     requests, limits = view.requests, view.limits
     if not any(v.source == PER_NODE for v in (*requests.values(), *limits.values())):
         return None
@@ -177,9 +181,11 @@ def _as_kueue_sizes(view: ContainerView) -> ContainerResources | None:
     return ContainerResources(view.name, kept_requests, kept_limits, view.role == "sidecar")
 
 
-def kueue_pod_requests(job: JobView) -> Quantities:
+def kueue_pod_requests(job: JobView, per_node_replaces: bool = True) -> Quantities:
     """One pod's requests as Kueue counts them: ``explain``'s, but for the trainer container under
-    ``resourcesPerNode`` (``_as_kueue_sizes``)."""
+    ``resourcesPerNode`` where the Kueue release replaces (``_as_kueue_sizes``; kueue_release.py)."""
+    if not per_node_replaces:
+        return dict(job.pod_requests)
     resized = {v.name: r for v in job.containers if (r := _as_kueue_sizes(v)) is not None}
     if not resized:
         return dict(job.pod_requests)
@@ -195,9 +201,10 @@ def kueue_pod_requests(job: JobView) -> Quantities:
     )
 
 
-def _pod_set_requests(job: JobView) -> dict[str, Quantity]:
+def _pod_set_requests(job: JobView, per_node_replaces: bool) -> dict[str, Quantity]:
     """The pod set's requests: ``count`` pods of the pod's requests (pods counted one each)."""
-    out = {name: q * job.pods for name, q in kueue_pod_requests(job).items() if not q.is_zero()}
+    requests = kueue_pod_requests(job, per_node_replaces)
+    out = {name: q * job.pods for name, q in requests.items() if not q.is_zero()}
     out[PODS] = Quantity(job.pods)
     return out
 
@@ -215,7 +222,12 @@ class Shortfall(MutableRecord):
 
 
 def _assign(
-    view: TrainJobPods, groups: list[Group], nominal: Usage, used: Usage, flavors: Mapping[str, Mapping[str, Any]]
+    view: TrainJobPods,
+    groups: list[Group],
+    nominal: Usage,
+    used: Usage,
+    flavors: Mapping[str, Mapping[str, Any]],
+    per_node_replaces: bool = True,
 ) -> tuple[Usage, list[Shortfall]]:
     """Kueue's flavor assignment of every pod set, first fit in each group's order; what it reserves."""
     taken: Usage = {}
@@ -223,7 +235,7 @@ def _assign(
     for job in view.jobs:
         if not job.pods:
             continue
-        need = _pod_set_requests(job)
+        need = _pod_set_requests(job, per_node_replaces)
         missing = Shortfall(job)
         missing.uncovered = sorted(r for r in need if r != PODS and not any(r in g.covered for g in groups))
         for group in groups:
@@ -303,7 +315,8 @@ def exceeded(
             continue
         groups, nominal = _groups(cluster_queue)
         reserved = used.setdefault(cq_name, _reserved(cluster_queue))
-        taken, short = _assign(view, groups, nominal, reserved, kueue.flavors)
+        replaces = kueue.release.per_node_replaces
+        taken, short = _assign(view, groups, nominal, reserved, kueue.flavors, replaces)
         if not short:
             for key, q in taken.items():
                 reserved[key] = reserved.get(key, Quantity(0)) + q
@@ -318,6 +331,14 @@ def exceeded(
             )
         )
     return out
+
+
+def release_followed(
+    trainjobs: Iterable[Mapping[str, Any]], views: Mapping[str, TrainJobPods], kueue: KueueObjects
+) -> list[Finding]:
+    """``kueue-release``, where ``exceeded`` sized a queued TrainJob's pod sets."""
+    keys = (f"{_meta(t, 'namespace') or ''}/{_meta(t, 'name') or ''}" for t in trainjobs if queue_name(t))
+    return [followed(kueue.release)] if kueue.version and any(k in views for k in keys) else []
 
 
 def _message(queue: str, namespace: str, cq_name: str, short: list[Shortfall], cohort: str) -> str:

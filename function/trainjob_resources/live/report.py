@@ -26,6 +26,7 @@ CODES: Final = (
     "runtime-drift",
     "snapshot-kept",
     "trainer-version",
+    "kueue-release",
 )
 SEVERITIES: Final = ("error", "warning", "info")
 

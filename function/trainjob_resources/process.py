@@ -227,6 +227,7 @@ def process(
     if not resource_list.items:
         resource_list.results.append(Result(EMPTY_INPUT, "warning"))
     bundle = index(resource_list.items, platform)
+    bundle.trainer_version = config.trainer_version
     for entry in bundle.runtimes.values():
         for v in (v for rule in _INDEX_RULES for v in rule.findings(bundle, entry)):
             resource_list.results.append(entry.item.result(v.message, v.severity, v.path, v.current_value, rule=v.rule))

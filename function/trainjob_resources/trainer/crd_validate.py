@@ -52,8 +52,14 @@ def validate(
 ) -> list[SchemaFinding]:
     """What the API server refuses of ``obj`` (plain data) as a ``kind`` of the release
     ``trainer_version`` stands for. ``skip_directives``: leave keys starting with ``$`` to the rule that
-    says more of them (``checks/rules/crd.py``)."""
-    walker = _Walker(skip_directives)
+    says more of them (``checks/rules/crd.py``).
+
+    A TrainJob reaches the schema through Trainer's mutating webhook (``defaulter.trainjob``,
+    pkg/webhooks/trainjob_webhook.go, by controller-runtime's ``admission.WithCustomDefaulter``), which
+    decodes it into Trainer's Go types and patches it to their JSON: a required field of a Go value
+    type is then there with its zero value (``""``, 0, false, ``{}``), and a null in a list is that
+    zero value (seen on the control plane: tests/cluster/test_crd_differential.py)."""
+    walker = _Walker(skip_directives, zero_values=kind == "TrainJob")
     node = root(trainer_version, kind)
     top: dict[str, Any] = {}
     for key, value in obj.items():
@@ -84,6 +90,8 @@ def said_elsewhere(finding: SchemaFinding) -> bool:
     return finding.reason == "quantity" and _CHECKED_QUANTITIES.fullmatch(finding.path) is not None
 
 
+# What Go's JSON encoder writes for a value type left zero (a slice or map left nil is null, pruned).
+_ZERO: Final[dict[str, Any]] = {"string": "", "integer": 0, "number": 0, "boolean": False, "object": {}}
 _INT64: Final = (-(2**63), 2**63 - 1)
 _INT_FORMATS: Final = {"int32": (-(2**31), 2**31 - 1), "int64": _INT64}
 _NAME_RULE: Final = re.compile(r"\bself\.metadata\.name\b")
@@ -93,7 +101,7 @@ def described(finding: SchemaFinding, kind: str, trainer_version: str) -> str:
     """``finding``'s message, naming the CRD whose schema says it."""
     crd = f"Kubeflow Trainer {shipped_release(trainer_version)}'s {kind} CRD"
     if finding.reason == "unknown":
-        return f"{finding.message.replace('the CRD', crd, 1)}: the API server refuses it (strict field validation)"
+        return finding.message.replace("the CRD", crd, 1)
     return f"{finding.message} ({crd})"
 
 
@@ -149,11 +157,12 @@ def _said(value: Any) -> str:
 
 
 class _Walker:
-    __slots__ = ("found", "skip_directives")
+    __slots__ = ("found", "skip_directives", "zero_values")
 
-    def __init__(self, skip_directives: bool) -> None:
+    def __init__(self, skip_directives: bool, zero_values: bool) -> None:
         self.found: list[SchemaFinding] = []
         self.skip_directives = skip_directives
+        self.zero_values = zero_values
 
     def unknown(self, path: str, parent: SchemaNode, parent_path: str, key: Any) -> None:
         if self.skip_directives and isinstance(key, str) and key.startswith("$"):
@@ -170,6 +179,8 @@ class _Walker:
 
     def walk(self, value: Any, node: SchemaNode, path: str) -> Any:
         """Check ``value`` at ``path``; return it pruned and defaulted, as the CEL rules see it."""
+        if value is None and self.zero_values:
+            value = _ZERO.get(node.type or "")
         if value is None:
             if not node.nullable:
                 self.invalid(path, f"must be of type {node.type or 'object'}, not null", value)
@@ -233,6 +244,11 @@ class _Walker:
                     if child is not None and child.has_default:
                         out[name] = self.walk(_copy(child.default), child, fieldpath.child(path, name))
         for name in node.required:
+            if name not in out and self.zero_values:
+                child = node.field(name)
+                zero = _ZERO.get(child.type or "") if child is not None and not child.int_or_string else None
+                if child is not None and zero is not None:
+                    out[name] = self.walk(_copy(zero), child, fieldpath.child(path, name))
             if name not in out:
                 self.invalid(fieldpath.child(path, name), "Required value", None, "required")
         count = len(out)

@@ -10,7 +10,7 @@ reaches upstream's merge. In a map of strings (``nodeSelector``, labels) it woul
 function's own extension, ``$patch: replace`` inside ``limits`` or ``requests`` of a ContainerPatch's
 ``resources`` in ``materialize`` mode, which never reaches the cluster (see ``merge``). Also the
 quantities of ``resourcesPerNode`` written in a spelling the API server does not store, and
-``numNodes``/``numProcPerNode`` below what the cluster takes.
+``numNodes``/``numProcPerNode`` below 0 and 1.
 
 Checked with or without the runtime.
 """
@@ -57,8 +57,10 @@ def crd_violations(
 
 
 def _trainer(trainer: Any) -> list[Violation]:
-    """``numNodes`` at least 0 and ``numProcPerNode`` at least 1: not the CRD's (it declares no
-    minimum for either: tests/cluster/test_crd_differential.py), but refused on the cluster all the same."""
+    """``numNodes`` at least 0 and ``numProcPerNode`` at least 1 (issue 32): the function's own check.
+    Neither release's CRD declares a minimum for either, and the API server with Trainer's webhooks
+    admits ``numNodes: -3`` and ``numProcPerNode: 0`` (a server-side dry-run create on v2.3.0's control
+    plane), so the finding is about a TrainJob that cannot run, not one the cluster refuses."""
     if not isinstance(trainer, MAPPINGS):
         return []
     path = "spec.trainer"
@@ -168,7 +170,7 @@ RULE = Rule(
     (RUNTIME_FREE, TRAINJOB),
     "trainjob",
     (),  # reads the TrainJob as written: never remembered
-    "strategic-merge directives, resourcesPerNode quantities not written as stored, numNodes and numProcPerNode "
-    "below what the cluster takes",
+    "strategic-merge directives, resourcesPerNode quantities not written as stored, numNodes below 0 and "
+    "numProcPerNode below 1",
     _check,
 )

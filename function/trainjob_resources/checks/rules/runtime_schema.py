@@ -41,12 +41,8 @@ def _check(bundle: Bundle, entry: RuntimeEntry) -> list[Violation]:
         return found
     emitted = not (entry.local or entry.platform)
     severity: Severity = "error" if emitted else "warning"
-    then = (
-        "the API server refuses this runtime and every runtime derived from it"
-        if emitted
-        else "every runtime derived from this one is refused"
-    )
-    return [Violation(v.path, f"{then}: {v.message}", severity, v.current_value) for v in found]
+    then = "this runtime and every runtime derived from it" if emitted else "every runtime derived from this one"
+    return [Violation(v.path, f"{v.message}: the API server refuses {then}", severity, v.current_value) for v in found]
 
 
 RULE = Rule(

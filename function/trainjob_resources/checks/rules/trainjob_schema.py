@@ -81,7 +81,9 @@ def _pod_without(pod: Any) -> Any:
 def _check(context: TrainJobContext, _: Any) -> list[Violation]:
     version = context.config.trainer_version
     return [
-        Violation(f.path, described(f, "TrainJob", version), current_value=f.value)
+        Violation(
+            f.path, f"{described(f, 'TrainJob', version)}: the API server refuses the TrainJob", current_value=f.value
+        )
         for f in validate(without_resources(context.raw), version, "TrainJob", skip_directives=True)
         if not said_elsewhere(f)
     ]

@@ -76,6 +76,7 @@ class SchemaNode:
 
     __slots__ = (
         "_additional",
+        "_defaulted",
         "_items",
         "_properties",
         "default",
@@ -97,9 +98,11 @@ class SchemaNode:
         "nullable",
         "pattern",
         "preserve_unknown",
+        "properties",
         "raw",
         "required",
         "rules",
+        "scalar_checks",
         "type",
     )
 
@@ -127,47 +130,70 @@ class SchemaNode:
         self.maximum: Final[int | float | None] = raw.get("maximum")
         pattern = raw.get("pattern")
         self.pattern: Final = _go_pattern(pattern) if isinstance(pattern, str) else None
+        # The rules the API server evaluates on a create: those that read oldSelf only run on an update.
         self.rules: Final = tuple(
-            CelRule(r["rule"], r.get("message", "")) for r in raw.get("x-kubernetes-validations", ())
+            rule
+            for rule in (CelRule(r["rule"], r.get("message", "")) for r in raw.get("x-kubernetes-validations", ()))
+            if not rule.transition
         )
-        self._properties: dict[str, SchemaNode] | None = None
+        self.properties: Final[dict[str, Any] | None] = raw.get("properties")
+        self.scalar_checks: Final = any(
+            x is not None
+            for x in (
+                self.enum,
+                self.pattern,
+                self.min_length,
+                self.max_length,
+                self.minimum,
+                self.maximum,
+                self.format,
+            )
+        )
+        self._properties: dict[str, SchemaNode] = {}
+        self._defaulted: list[tuple[str, SchemaNode]] | None = None
         self._items: SchemaNode | None = None
         self._additional: SchemaNode | None = None
 
     def field(self, name: str) -> SchemaNode | None:
-        declared = self.raw.get("properties")
-        if declared is None or name not in declared:
-            return None
-        if self._properties is None:
-            self._properties = {}
         node = self._properties.get(name)
         if node is None:
+            declared = self.properties
+            if declared is None or name not in declared:
+                return None
             node = self._properties[name] = SchemaNode(declared[name])
         return node
 
     @property
     def has_properties(self) -> bool:
-        return "properties" in self.raw
+        return self.properties is not None
 
     def declared(self) -> list[str]:
         """The names of the declared fields, in the CRD's order."""
-        return list(self.raw.get("properties") or ())
+        return list(self.properties or ())
+
+    def defaulted(self) -> list[tuple[str, SchemaNode]]:
+        """The declared fields that have a default."""
+        if self._defaulted is None:
+            self._defaulted = [
+                (name, node) for name in self.declared() if (node := self.field(name)) is not None and node.has_default
+            ]
+        return self._defaulted
 
     @property
     def items(self) -> SchemaNode | None:
-        raw = self.raw.get("items")
-        if not isinstance(raw, dict):
-            return None
         if self._items is None:
+            raw = self.raw.get("items")
+            if not isinstance(raw, dict):
+                return None
             self._items = SchemaNode(raw)
         return self._items
 
     @property
     def additional(self) -> SchemaNode | None:
         """The schema of a map's values (``additionalProperties``), or None."""
-        raw = self.raw.get("additionalProperties")
-        if not isinstance(raw, dict):
-            return None
         if self._additional is None:
+            raw = self.raw.get("additionalProperties")
+            if not isinstance(raw, dict):
+                return None
             self._additional = SchemaNode(raw)
         return self._additional

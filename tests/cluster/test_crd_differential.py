@@ -47,6 +47,9 @@ _PATCHED_POD: list[str | int] = [
 _PARALLELISM: list[str | int] = [
     *("spec", "template", "spec", "replicatedJobs", 0, "template", "spec", "parallelism"),
 ]
+_NODE_CONTAINER: list[str | int] = [
+    *("spec", "template", "spec", "replicatedJobs", 0, "template", "spec", "template", "spec", "containers", 0),
+]
 REGRESSIONS: list[tuple[str, str, list[list[Any]]]] = [
     # Trainer's mutating TrainJob webhook writes a Go value type's zero value where a required field
     # is missing or a list entry is null: the API server then accepts what the schema alone refuses.
@@ -60,6 +63,10 @@ REGRESSIONS: list[tuple[str, str, list[list[Any]]]] = [
     ("v2.2.1", "torch-plain", [["set", _PARALLELISM, 2**31 - 1]]),
     ("v2.3.0", "torch-plain", [["set", _PARALLELISM, 1.0]]),
     ("v2.3.0", "trainjob", [["set", ["spec", "trainer", "numNodes"], 2**31]]),
+    # A quantity written as a number with a fraction: the TrainJob webhook's Go Quantity takes it and
+    # writes its string; a runtime has no such webhook, and the schema's int-or-string refuses it.
+    ("v2.3.0", "trainjob", [["set", ["spec", "trainer", "resourcesPerNode", "limits", "cpu"], 1.5]]),
+    ("v2.3.0", "torch-plain", [["add", _NODE_CONTAINER, "resources", {"limits": {"cpu": 1.5}}]]),
 ]
 
 

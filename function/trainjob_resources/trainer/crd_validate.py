@@ -66,8 +66,9 @@ def validate(
     A TrainJob reaches the schema through Trainer's mutating webhook (``defaulter.trainjob``,
     pkg/webhooks/trainjob_webhook.go, by controller-runtime's ``admission.WithCustomDefaulter``), which
     decodes it into Trainer's Go types and patches it to their JSON: a required field of a Go value
-    type is then there with its zero value (``""``, 0, false, ``{}``), and a null in a list is that
-    zero value (seen on the control plane: tests/cluster/test_crd_differential.py)."""
+    type is then there with its zero value (``""``, 0, false, ``{}``), a null in a list is that zero
+    value, and a quantity written as a number (1.5) is its string (seen on the control plane:
+    tests/cluster/test_crd_differential.py)."""
     walker = _Walker(skip_directives, kind == "TrainJob", _container_patches(trainer_version) if own_resources else ())
     node = root(trainer_version, kind)
     top: dict[str, Any] = {}
@@ -226,6 +227,10 @@ class _Walker:
                 if not node.nullable:
                     self.invalid(place, f"must be of type {node.type or 'object'}, not null", value)
                 return None
+        if type(value) is float and self.zero_values and node.int_or_string and node.pattern is not None:
+            # A quantity (the int-or-string with a pattern): the webhook's Go Quantity takes a number
+            # and writes it back as the string the API server stores (rules/stored_quantities.py).
+            return value
         if not _fits(value, node):
             wanted = "an integer or a string" if node.int_or_string else f"of type {node.type}"
             self.invalid(place, f"must be {wanted}, is {_type_name(value)} {_said(value)}", value)

@@ -121,7 +121,18 @@ SCALARS: list[Any] = [
     True,
     None,
 ]
-VALUES: list[Any] = [*SCALARS, [], {}, ["node"], [{"name": "x"}], {"name": "x"}, {"a": "b"}]
+VALUES: list[Any] = [
+    *SCALARS,
+    [],
+    {},
+    ["node"],
+    [{"name": "x"}],
+    {"name": "x"},
+    {"a": "b"},
+    {"limits": {"cpu": 1.5}},
+    {"limits": {"memory": "1Gi", "cpu": 2}},
+    {"requests": {"memory": "1.5.2Gi"}},
+]
 KEYS = [
     "numProcPerNode",
     "foo",

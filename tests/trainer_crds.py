@@ -6,7 +6,7 @@
 
 ``go mod download`` finds the module (in the module cache, or from the Go module proxy); its
 ``manifests/base/crds/trainer.kubeflow.org_*.yaml`` are what upstream installs and what the local
-control plane serves (tests/cluster/build.sh copies the same files; tests/cluster/test_crd_data.py
+control plane serves (tests/cluster/build.sh copies the same files; tests/cluster/test_crd_differential.py
 compares the package data with the CRDs the API server serves). Of each CRD only the served
 version's ``openAPIV3Schema`` is kept, less its ``description`` keywords (the function never
 reads them; they are three quarters of the bytes).

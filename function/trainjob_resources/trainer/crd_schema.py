@@ -1,9 +1,10 @@
 """The structural schemas of Kubeflow Trainer's CRDs, as the release the function follows serves them.
 
 The package data ``crds/<release>.json`` holds, per kind, the ``openAPIV3Schema`` of
-``manifests/base/crds/trainer.kubeflow.org_*.yaml`` at that release (written by ``python -m
-tests.trainer_crds`` from the release's Go module, less descriptions; tests/cluster/test_crd_data.py
-checks it equals what the control plane serves). A schema is read the first time a kind of that
+``manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml`` (and of the two runtimes' CRDs beside it)
+at that release, written by ``python -m tests.trainer_crds`` from the release's Go module, less
+descriptions; tests/cluster/test_crd_differential.py checks it equals what the control plane serves.
+A schema is read the first time a kind of that
 release is checked, and each of its nodes compiled the first time a value reaches it: a render
 pays for the parts of the schema its objects use, once per process.
 """

@@ -98,6 +98,7 @@ class SchemaNode:
         "minimum",
         "nullable",
         "pattern",
+        "plain",
         "preserve_unknown",
         "properties",
         "raw",
@@ -149,6 +150,12 @@ class SchemaNode:
                 self.maximum,
                 self.format,
             )
+        )
+        # The Python type a value of this node passes as with nothing more to check (a string, an
+        # integer or a boolean without bounds, pattern, enum or rule), or None.
+        plain = {"string": str, "boolean": bool}.get(self.type or "")
+        self.plain: Final = (
+            plain if plain is not None and not (self.scalar_checks or self.rules or self.int_or_string) else None
         )
         self._properties: dict[str, SchemaNode] = {}
         self._defaulted: list[tuple[str, SchemaNode]] | None = None

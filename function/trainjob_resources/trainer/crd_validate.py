@@ -279,6 +279,9 @@ class _Walker:
                 else:
                     self.unknown((place, key_text), node, place, key)
                 continue
+            if type(child_value) is child.plain:
+                out[key_text] = child_value
+                continue
             if child_value is None and not child.nullable:
                 if child.has_default:
                     out[key_text] = self.walk(_copy(child.default), child, (place, key_text))
@@ -306,7 +309,11 @@ class _Walker:
 
     def _array(self, value: list[Any], node: SchemaNode, place: Place) -> list[Any]:
         items = node.items
-        out = [self.walk(v, items, (place, i)) for i, v in enumerate(value)] if items is not None else list(value)
+        if items is None:
+            out = list(value)
+        else:
+            plain = items.plain
+            out = [v if type(v) is plain else self.walk(v, items, (place, i)) for i, v in enumerate(value)]
         if node.min_items is not None and len(value) < node.min_items:
             self.invalid(place, f"must have at least {node.min_items} items, has {len(value)}", None)
         if node.max_items is not None and len(value) > node.max_items:

@@ -41,7 +41,7 @@ from .checks.provenance import (
     restored_places,
 )
 from .checks.reporting import EMPTY_INPUT, Tally, reported
-from .checks.rules import policy_stage, registry
+from .checks.rules import policy_stage, registry, trainjob_schema
 from .checks.rules.framework import run, stops_at_error
 from .checks.rules.reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, RUNTIME, TOPOLOGY
 from .checks.rules.runtime_ref import follows_rename, rename_ref, resolve
@@ -234,6 +234,8 @@ def process(
     memo = Memo()
     memo.bound.count_metadata(config.derived_runtime_metadata)  # before a fork: its copy counts it too
     trainjobs = bundle.trainjobs
+    if trainjobs:
+        trainjob_schema.prepare_for(config.trainer_version)  # once, before a fork: both processes use it
     contributions = fan_out(TrainJobWork(trainjobs, bundle, config, memo))
     assert len(contributions) == len(trainjobs)
     uses: dict[int, Identity] = {}  # id(TrainJob item) -> the derived runtime it points at

@@ -48,11 +48,20 @@ def _fields_read(rule: str) -> frozenset[str] | None:
     return frozenset(fields)
 
 
+def prepare(rules: tuple[str, ...]) -> None:
+    """Import the library and compile ``rules`` as ``failures`` evaluates them."""
+    _program(_conjunction(rules) if len(rules) > 1 else rules[0])
+
+
+def _conjunction(rules: tuple[str, ...]) -> str:
+    return " && ".join(f"({rule})" for rule in rules)
+
+
 def failures(rules: tuple[str, ...], value: Any) -> list[tuple[str, str]]:
     """Each of ``rules`` that fails for ``self`` = ``value``, with why (``failure``). Several rules
     are evaluated as one conjunction first: when it holds, as it almost always does, one evaluation
     said so."""
-    if len(rules) > 1 and failure(" && ".join(f"({rule})" for rule in rules), value) is None:
+    if len(rules) > 1 and failure(_conjunction(rules), value) is None:
         return []
     return [(rule, why) for rule in rules if (why := failure(rule, value)) is not None]
 

@@ -180,6 +180,14 @@ def text(place: Place) -> str:
     return path
 
 
+def prepare(trainer_version: str, kind: str) -> None:
+    """Load ``kind``'s schema and compile the rules every object of it meets (its root's), as a
+    process about to fork does once for both (``process.py``)."""
+    node = root(trainer_version, kind)
+    if node.rules:
+        crd_cel.prepare(tuple(rule.rule for rule in node.rules))
+
+
 @cache
 def _container_patches(trainer_version: str) -> frozenset[int]:
     """The ids of the TrainJob's ContainerPatch schemas (``spec.runtimePatches[*]...containers[*]``)."""

@@ -14,11 +14,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...trainer.crd_validate import described, said_elsewhere, validate
+from ...trainer.crd_validate import described, prepare, said_elsewhere, validate
 from ...values.violations import Violation
 from ..context import TrainJobContext
 from .framework import Rule
 from .stages import RUNTIME_FREE, TRAINJOB
+
+
+def prepare_for(trainer_version: str) -> None:
+    """What every TrainJob's check needs, made once before the TrainJobs are shared out between two
+    processes (``cli/fan_out.py``): the TrainJob CRD's schema and its root's CEL rules."""
+    prepare(trainer_version, "TrainJob")
 
 
 def _check(context: TrainJobContext, _: Any) -> list[Violation]:

@@ -15,7 +15,7 @@ GOLDEN_TESTS := tests/test_goldens.py tests/test_explain.py tests/test_render_go
 UNIT_MARKERS := not cluster and not kubectl and not kpt and not image and not slow and not yamloracle
 
 .DEFAULT_GOAL := help
-.PHONY: help example test unit lint goldens bench clean cluster kubeconform
+.PHONY: help example test unit lint goldens bench clean cluster kubeconform crds
 
 ## List the targets, each with what it does (this text: the `## ` lines above a target).
 help:
@@ -56,6 +56,11 @@ cluster:
 ## Build (or reuse) kubeconform from its Go module, for tests/test_schema.py (the same cache folder).
 kubeconform:
 	bash tests/tools/kubeconform.sh
+
+## Rewrite the CRD schemas the function ships (trainer/crds/<release>.json) from each Trainer release's
+## Go module (tests/trainer_crds.py).
+crds: $(STAMP)
+	$(BIN)/python -m tests.trainer_crds
 
 ## Lint, type-check and run the whole test suite (what CI runs).
 test: $(STAMP) kubeconform cluster lint

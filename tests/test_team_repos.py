@@ -104,9 +104,10 @@ def test_a_bad_or_repeated_manager_is_refused_without_the_runtime() -> None:
     patches = [container_patch("node", "initContainers", env, manager=m) for m in ("Not_A_Domain", "a.io/x", "a.io/x")]
     rendered = render([trainjob("managers", "torch", patches)])
     assert rendered.code == 1
+    # The CRD's list keyed by manager (trainjob-schema) first, then upstream's webhook's check (managers).
     assert [(e["field"]["path"], e["field"].get("currentValue")) for e in rendered.errors()] == [
-        ("spec.runtimePatches[0].manager", "Not_A_Domain"),
         ("spec.runtimePatches[2].manager", "a.io/x"),
+        ("spec.runtimePatches[0].manager", "Not_A_Domain"),
     ]
 
 

@@ -37,7 +37,7 @@ def process(
     config = options_of(resource_list)  # the functionConfig; None: it is invalid, its errors reported
     if config is None:
         return resource_list
-    bundle = index(resource_list, platform)
+    bundle = index(resource_list, platform, config.trainer_version)
     memo = Memo()
     memo.bound.count_metadata(config.derived_runtime_metadata)  # before a fork: its copy counts it too
     contributions = fan_out(TrainJobWork(bundle, config, memo, process_trainjob))

@@ -15,12 +15,14 @@ from ..rules.stages import INDEX
 _RULES: Final = registry.of(INDEX)
 
 
-def index(resource_list: ResourceList, platform: frozenset[int]) -> Bundle:
-    """The bundle of ``resource_list`` (``platform``: the ids of the items the platform supplied),
-    each runtime's findings added to its results."""
+def index(resource_list: ResourceList, platform: frozenset[int], trainer_version: str) -> Bundle:
+    """The bundle of ``resource_list`` (``platform``: the ids of the items the platform supplied;
+    ``trainer_version``: the release whose CRDs its runtimes are checked against), each runtime's
+    findings added to its results."""
     if not resource_list.items:
         resource_list.results.append(Result(EMPTY_INPUT, "warning"))
     bundle = bundles.index(resource_list.items, platform)
+    bundle.trainer_version = trainer_version
     for entry in bundle.runtimes.values():
         for v in (v for rule in _RULES for v in rule.findings(bundle, entry)):
             resource_list.results.append(entry.item.result(v.message, v.severity, v.path, v.current_value, rule=v.rule))

@@ -15,6 +15,7 @@ from ..derive.provenance import DERIVED_FROM, old
 from ..krm.resource_list import Item
 from ..kube.resource_rules import default_requests, validate_resource_requirements
 from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
+from ..trainer.releases import NEWEST
 from ..trainer.runtime_view import JobInfo, RuntimeSpecView, jobs_of, parse_runtime
 from ..values.keys import LOCAL_CONFIG, PATH_ANNOTATIONS, PREVIOUS_KINDS, PREVIOUS_NAMES
 from ..values.records import MutableRecord, Record
@@ -119,7 +120,16 @@ def runtime_resource_violations(jobs: dict[str, JobInfo]) -> list[Violation]:
 
 
 class Bundle(MutableRecord):
-    __slots__ = ("_namespace_policy", "_previous", "derived", "names", "runtimes", "trainjobs")
+    __slots__ = (
+        "_namespace_policy",
+        "_previous",
+        "derived",
+        "names",
+        "refusals",
+        "runtimes",
+        "trainer_version",
+        "trainjobs",
+    )
 
     def __init__(
         self,
@@ -134,6 +144,10 @@ class Bundle(MutableRecord):
         self.names = {} if names is None else names
         self._namespace_policy: dict[tuple[str, str], list[Item]] | None = None
         self._previous: dict[Identity, list[RuntimeEntry]] | None = None
+        # The release whose CRDs the runtimes are checked against (``trainerVersion``; set by the
+        # pipeline), and what its API server refuses of each runtime (``rules/runtime_schema.py``).
+        self.trainer_version: str = NEWEST
+        self.refusals: dict[Identity, list[Violation]] = {}
 
     def renamed(self, identity: Identity) -> list[RuntimeEntry]:
         """The runtimes that were called ``identity`` before kustomize renamed them (indexed on first use)."""

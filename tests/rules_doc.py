@@ -76,7 +76,7 @@ def _stages() -> str:
 
 
 def _reads(rule: Rule) -> str:
-    return ", ".join(read.name for read in rule.reads) or "(none: its findings are never remembered)"
+    return ", ".join(read.name for read in rule.reads) or "(none)"
 
 
 def _module(rule: Rule) -> str:
@@ -91,7 +91,7 @@ def _registry() -> str:
     rows = [
         "## The registry",
         "",
-        "In registry order, the order of their findings within a stage.",
+        "In registry order, the order of their findings within a stage. A rule that reads (none) is never remembered.",
         "",
         "| rule | stages | runs over | reads | reports |",
         "| --- | --- | --- | --- | --- |",

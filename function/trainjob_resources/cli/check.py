@@ -34,10 +34,11 @@ on stdin (a rendered one re-renders to itself). Without --runtimes, the runtimes
 and does not have are read from the cluster (the installed ones); with it, each copy is compared
 with the installed runtime (runtime-drift).
 
-Findings (docs/check.md): runtime-ref-immutable, runtime-missing, runtime-in-use, quota-exceeded,
-queue-exceeded (Kueue), forbidden, runtime-drift where the installed runtime decides otherwise than
-the copy the render read, trainer-version where the cluster's Trainer release gives pods other
-resources than the render's (errors); runtime-drift, trainer-version (warnings); snapshot-kept (info).
+Findings (docs/check.md): runtime-ref-immutable, runtime-patches-immutable, runtime-missing,
+runtime-in-use, quota-exceeded, queue-exceeded (Kueue), forbidden, runtime-drift where the
+installed runtime decides otherwise than the copy the render read, trainer-version where the
+cluster's Trainer release gives pods other resources than the render's (errors); runtime-drift,
+trainer-version (warnings); snapshot-kept (info).
 
 Reads with list calls per kind and namespace. Access (forbidden) is asked with
 SelfSubjectAccessReviews, as --as USER when given (impersonation: the kubeconfig's identity must
@@ -105,6 +106,7 @@ def _parser() -> argparse.ArgumentParser:
 def _check(options: argparse.Namespace) -> int:
     from ..live import findings, gather, report
     from ..live.cluster import Cluster
+    from ..live.patches_immutable import runtime_patches_immutable
     from ..repo.collected import PATH_KEY
     from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP
     from ..values.keys import LOCAL_CONFIG
@@ -160,7 +162,7 @@ def _check(options: argparse.Namespace) -> int:
             and item.kind in RUNTIME_KINDS
         ]
         render = findings.Render(objects, copies, views)
-        found = findings.find(render, live, followed)
+        found = findings.find(render, live, followed) + runtime_patches_immutable(render, live)
         refused = {f.object for f in drift}
         found = [*drift, *(f for f in found if not (f.code == "runtime-drift" and f.object in refused))]
         found += findings.forbidden(

@@ -1,8 +1,8 @@
 """The live cluster, for ``check`` only: what a sync of the render would do to it. The Kubernetes API
 read with the ``kubernetes`` client (``cluster``, the only module that imports it, and only
 ``check`` imports that module), what it reads of the cluster (``gather``), the findings (``findings``;
-``trainer_release`` for ``trainer-version``), what Kueue does with the TrainJobs (``queues``) and their
-report (``report``).
+``trainer_release`` for ``trainer-version``; ``patches_immutable`` for ``runtime-patches-immutable``),
+what Kueue does with the TrainJobs (``queues``) and their report (``report``).
 
 May import: every layer below the CLI (``repo`` included).
 """

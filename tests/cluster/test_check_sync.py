@@ -1,0 +1,92 @@
+"""`check` says what the sync will really do (issue 49), on both Trainer releases' control planes: each test
+runs `check`, then makes the sync (server-side as Argo CD's `argocd-controller`, or client-side as
+`kubectl apply`, Argo CD's default) and sees the consequence the finding names happen, or the sync pass
+where there is no finding.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.cluster.controlplane import ControlPlane
+from tests.cluster.test_check import MUST_EXIST, check, dump, namespace, render, runtime, trainjob, write
+from tests.kit import build
+
+pytestmark = pytest.mark.cluster
+RELEASES = ["v2.3.0", "v2.2.1"]
+MODES = ["server-side", "client-side"]
+PATCHES_IMMUTABLE = "RuntimePatches can only be modified when the TrainJob is suspended"
+
+
+def sync(cp: ControlPlane, text: str, mode: str, timeout: float = 20.0) -> tuple[bool, str]:
+    """The sync: `kubectl apply` server-side (field manager argocd-controller) or client-side; again while
+    the webhook's cache has not seen a new runtime yet. (accepted, stderr)."""
+    started = time.monotonic()
+    while True:
+        if mode == "server-side":
+            done = cp.apply_server_side(text, check=False)
+        else:
+            done = cp.kubectl("apply", "-f", "-", input=text, check=False)
+        if done.returncode == 0 or MUST_EXIST not in done.stderr or time.monotonic() - started > timeout:
+            return done.returncode == 0, done.stderr
+        time.sleep(0.2)
+
+
+def synced(cp: ControlPlane, text: str, mode: str) -> None:
+    accepted, stderr = sync(cp, text, mode)
+    assert accepted, stderr
+
+
+def node_selector_job(name: str, ns: str, base: str, zone: str, **spec: Any) -> dict[str, Any]:
+    """A TrainJob with a data-loader memory override (a derived runtime) and a nodeSelector patch of another
+    manager, which stays in runtimePatches."""
+    job = trainjob(name, ns, base, memory="2Gi", **spec)
+    pin = build.runtime_patch(build.replicated_job("node", {"nodeSelector": {"zone": zone}}), manager="example.com/pin")
+    job["spec"]["runtimePatches"].append(pin)
+    return job
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("trainer_control_plane", RELEASES, indirect=True)
+def test_a_changed_node_selector_patch_on_a_running_trainjob_is_refused_by_the_webhook(
+    trainer_control_plane: ControlPlane, mode: str, tmp_path: Path
+) -> None:
+    cp = trainer_control_plane
+    ns = namespace(cp, f"sync-patch-{mode}")
+    base = runtime(f"sync-patch-{mode}")
+    synced(cp, dump(base), mode)
+    runtimes = str(write(tmp_path / "base.yaml", base))
+    repo = tmp_path / "repo" / "trainjob.yaml"
+    write(repo, node_selector_job("running", ns, base["metadata"]["name"], "a"))
+    write(tmp_path / "repo" / "held.yaml", node_selector_job("held", ns, base["metadata"]["name"], "a", suspend=True))
+    synced(cp, render(str(repo.parent), "--runtimes", runtimes, cwd=tmp_path), mode)
+    assert check(cp, str(repo.parent), cwd=tmp_path).codes() == []
+
+    # The platform moves the job to zone b: the running TrainJob's patch changes, the suspended one's too.
+    write(repo, node_selector_job("running", ns, base["metadata"]["name"], "b"))
+    write(tmp_path / "repo" / "held.yaml", node_selector_job("held", ns, base["metadata"]["name"], "b", suspend=True))
+    checked = check(cp, str(repo.parent), cwd=tmp_path)
+    assert checked.code == 1, checked.stderr
+    [finding] = checked.of("runtime-patches-immutable")
+    assert (finding["severity"], finding["object"]) == ("error", f"TrainJob/{ns}/running"), finding
+    assert "manager example.com/pin" in finding["message"] and PATCHES_IMMUTABLE in finding["message"]
+    assert checked.codes() == ["runtime-patches-immutable"], checked.findings
+
+    # The sync: the webhook refuses the running TrainJob, and lets the suspended one change.
+    rendered = list(yaml.safe_load_all(render(str(repo.parent), "--runtimes", runtimes, cwd=tmp_path)))
+    running = [d for d in rendered if d["metadata"]["name"] == "running"]
+    held = [d for d in rendered if d["metadata"]["name"] == "held"]
+    accepted, stderr = sync(cp, dump(*running), mode)
+    assert not accepted and PATCHES_IMMUTABLE in stderr, stderr
+    synced(cp, dump(*held), mode)
+    live = cp.get("trainjob", "held", ns)
+    assert live is not None
+    [pin] = [p for p in live["spec"]["runtimePatches"] if p["manager"] == "example.com/pin"]
+    assert pin["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "nodeSelector"
+    ] == {"zone": "b"}

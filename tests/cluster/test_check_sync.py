@@ -90,3 +90,71 @@ def test_a_changed_node_selector_patch_on_a_running_trainjob_is_refused_by_the_w
     assert pin["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
         "nodeSelector"
     ] == {"zone": "b"}
+
+
+def grant(cp: ControlPlane, ns: str, user: str, verbs: list[str]) -> None:
+    """``verbs`` on TrainJobs and TrainingRuntimes in ``ns`` for ``user`` (a Role and its RoleBinding)."""
+    rbac = "rbac.authorization.k8s.io"
+    role = {
+        "apiVersion": f"{rbac}/v1",
+        "kind": "Role",
+        "metadata": {"name": user, "namespace": ns},
+        "rules": [
+            {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs", "trainingruntimes"], "verbs": verbs}
+        ],
+    }
+    binding = {
+        "apiVersion": f"{rbac}/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": user, "namespace": ns},
+        "roleRef": {"apiGroup": rbac, "kind": "Role", "name": user},
+        "subjects": [{"apiGroup": rbac, "kind": "User", "name": user}],
+    }
+    cp.apply_server_side(dump(role, binding))
+
+
+def test_forbidden_asks_about_get_which_only_a_client_side_apply_needs(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    cp = control_plane
+    ns = namespace(cp, "sync-no-get")
+    base = runtime("sync-no-get", kind="TrainingRuntime", namespace=ns)
+    synced(cp, dump(base), "server-side")
+    grant(cp, ns, "getless", ["create", "patch", "update", "list", "watch"])
+    repo = write(tmp_path / "repo" / "trainjob.yaml", trainjob("train", ns, "sync-no-get", "2Gi", "TrainingRuntime"))
+    checked = check(cp, str(repo), "--as", "getless", cwd=tmp_path)
+    assert checked.code == 1, checked.stderr
+    forbidden = checked.of("forbidden")
+    assert sorted(f["object"].split("/")[0] for f in forbidden) == ["TrainJob", "TrainingRuntime"], forbidden
+    for finding in forbidden:
+        assert finding["message"].startswith("getless may not get "), finding
+        assert "a client-side apply (kubectl apply, Argo CD's default) of" in finding["message"]
+    rendered = render(str(repo), "--runtimes", str(write(tmp_path / "base.yaml", base)), cwd=tmp_path)
+    # The sync as that identity: client-side, refused (kubectl reads each object first); server-side passes.
+    client = cp.kubectl("apply", "--as", "getless", "-f", "-", input=rendered, check=False)
+    assert client.returncode != 0 and "cannot get resource" in client.stderr, client.stderr
+    deadline = time.monotonic() + 20
+    while True:
+        server = cp.kubectl(
+            "apply",
+            "--server-side",
+            "--field-manager=argocd-controller",
+            "--as",
+            "getless",
+            "-f",
+            "-",
+            input=rendered,
+            check=False,
+        )
+        if server.returncode == 0 or MUST_EXIST not in server.stderr or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert server.returncode == 0, server.stderr
+    # With get, nothing to say.
+    grant(cp, ns, "getless", ["get", "create", "patch", "update", "list", "watch"])
+    deadline = time.monotonic() + 10
+    while (left := check(cp, str(repo), "--as", "getless", cwd=tmp_path).of("forbidden")) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.5)  # RBAC reaches the authorizer through its informer
+    assert left == []

@@ -526,7 +526,9 @@ def forbidden(denials: Sequence[Denial], identity: str) -> list[Finding]:
     out = []
     for d in denials:
         where = f" in namespace {d.namespace}" if d.namespace else " (cluster-scoped)"
-        what = "pruning" if d.verb == "delete" else "applying"
+        what = {"delete": "pruning", "get": "a client-side apply (kubectl apply, Argo CD's default) of"}.get(
+            d.verb, "applying"
+        )
         reason = f": {d.reason}" if d.reason else ""
         out.append(
             Finding(

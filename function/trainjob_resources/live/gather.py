@@ -212,9 +212,10 @@ def as_copy(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def denials(cluster: Cluster, objects: Sequence[Mapping[str, Any]], live: Live, default_namespace: str) -> list[Denial]:
-    """The SelfSubjectAccessReviews of the sync: create and patch of every kind and namespace it
-    applies (server-side apply is a patch, and creates what is absent), delete of the derived
-    runtimes it prunes (live, derived, in its namespaces, not in the render)."""
+    """The SelfSubjectAccessReviews of the sync: get, create and patch of every kind and namespace it
+    applies (server-side apply is a patch, and creates what is absent; a client-side apply, kubectl's
+    and Argo CD's default, GETs each object first), delete of the derived runtimes it prunes (live,
+    derived, in its namespaces, not in the render)."""
     asked: dict[tuple[str, str, str, str, str], list[str]] = {}  # (verb, group, resource, kind, ns): names
     discovered: dict[str, dict[str, tuple[str, bool]]] = {}
 
@@ -232,7 +233,7 @@ def denials(cluster: Cluster, objects: Sequence[Mapping[str, Any]], live: Live, 
         asked.setdefault((verb, group, resource, kind, ns), []).append(name_of(obj))
 
     for obj in objects:
-        for verb in ("create", "patch"):
+        for verb in ("get", "create", "patch"):
             add(verb, obj)
     applied = {runtime_key(o) for o in objects if is_trainer(o, RUNTIME_KINDS)}
     spaces = namespaces(objects)

@@ -6,6 +6,7 @@ where there is no finding.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,21 @@ import pytest
 import yaml
 
 from tests.cluster.controlplane import ControlPlane
-from tests.cluster.test_check import MUST_EXIST, check, dump, namespace, render, runtime, trainjob, write
+from tests.cluster.test_check import (
+    MUST_EXIST,
+    NODE_GROUP,
+    _hook_objects,
+    _token_kubeconfig,
+    check,
+    dump,
+    namespace,
+    render,
+    runtime,
+    take_each_rule_away,
+    trainjob,
+    write,
+)
+from tests.cluster.test_check_release import RBAC_KINDS
 from tests.kit import build
 
 pytestmark = pytest.mark.cluster
@@ -158,3 +173,82 @@ def test_forbidden_asks_about_get_which_only_a_client_side_apply_needs(
     ):
         time.sleep(0.5)  # RBAC reaches the authorizer through its informer
     assert left == []
+
+
+def quota(cp: ControlPlane, ns: str, hard: dict[str, str]) -> None:
+    """A ResourceQuota with its status written as the quota controller would (none runs here): the quota
+    admission then counts each pod created against it and updates ``used`` itself."""
+    obj = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "team", "namespace": ns}}
+    cp.apply_server_side(dump({**obj, "spec": {"hard": hard}}))
+    status = {"status": {"hard": hard, "used": dict.fromkeys(hard, "0")}}
+    cp.kubectl(
+        "patch", "resourcequota", "team", "-n", ns, "--subresource=status", "--type=merge", "-p", json.dumps(status)
+    )
+
+
+def start_pods(cp: ControlPlane, ns: str, trainjob_name: str) -> list[str]:
+    """What the JobSet controller would do (none runs here): create each pod of the JobSet Trainer built
+    (replicas x parallelism of each replicated job), through the API server's admission (RuntimeClass,
+    LimitRanger, ResourceQuota). The refusals, in order."""
+    jobset = cp.wait_for_jobset(trainjob_name, ns)
+    cp.kubectl("create", "serviceaccount", "default", "-n", ns, check=False)
+    refused = []
+    for job in jobset["spec"]["replicatedJobs"]:
+        template = job["template"]["spec"]["template"]
+        count = job.get("replicas", 1) * job["template"]["spec"].get("parallelism", 1)
+        for i in range(count):
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {**template.get("metadata", {}), "name": f"{trainjob_name}-{job['name']}-{i}"},
+                "spec": template["spec"],
+            }
+            done = cp.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(pod), check=False)
+            if done.returncode != 0:
+                refused.append(done.stderr)
+    return refused
+
+
+def loader_job(name: str, ns: str, base: str, memory: str, nodes: int) -> dict[str, Any]:
+    return trainjob(name, ns, base, memory, "TrainingRuntime", trainer={"numNodes": nodes})
+
+
+def test_quota_exceeded_counts_the_runtime_class_overhead_the_cluster_adds(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """Two pods of a 1Gi trainer and a 2Gi loader on a RuntimeClass with 1Gi of overhead: 8Gi against a 7Gi
+    quota (6Gi without the overhead). The second pod is refused."""
+    cp = control_plane
+    ns = namespace(cp, "sync-overhead")
+    kata = {
+        "apiVersion": "node.k8s.io/v1",
+        "kind": "RuntimeClass",
+        "metadata": {"name": "sync-kata"},
+        "handler": "kata",
+        "overhead": {"podFixed": {"memory": "1Gi"}},
+    }
+    cp.apply_server_side(dump(kata))
+    base = runtime("sync-overhead", kind="TrainingRuntime", namespace=ns, resources={"requests": {"memory": "1Gi"}})
+    base["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "runtimeClassName"
+    ] = "sync-kata"
+    synced(cp, dump(base), "server-side")
+    quota(cp, ns, {"requests.memory": "7Gi"})
+    repo = write(tmp_path / "repo" / "trainjob.yaml", loader_job("kata", ns, "sync-overhead", "2Gi", 2))
+    checked = check(cp, str(repo), cwd=tmp_path)
+    assert checked.code == 1, checked.stderr
+    [finding] = checked.of("quota-exceeded")
+    assert "need requests.memory 8Gi with all their pods running (kata)" in finding["message"], finding
+    assert "has 7Gi left (hard 7Gi, used 0)" in finding["message"], finding
+
+    # The PreSync hook's read-only rights (deploy/check-presync) read the RuntimeClass; without that rule,
+    # check cannot (exit 2).
+    rbac = [o for o in _hook_objects(tmp_path, ns) if o["kind"] in RBAC_KINDS]
+    cp.apply_server_side(dump(*rbac))
+    kubeconfig = _token_kubeconfig(cp, ns, "trainjob-resources-check", tmp_path / "hook-kubeconfig")
+    assert take_each_rule_away(cp, rbac, kubeconfig, repo, tmp_path, lambda r: r["apiGroups"] == [NODE_GROUP]) == 1
+
+    synced(cp, render(str(repo), "--runtimes", str(write(tmp_path / "base.yaml", base)), cwd=tmp_path), "server-side")
+    refused = start_pods(cp, ns, "kata")
+    assert len(refused) == 1 and "exceeded quota: team" in refused[0], refused
+    assert "requested: requests.memory=4Gi, used: requests.memory=4Gi, limited: requests.memory=7Gi" in refused[0]

@@ -240,7 +240,8 @@ def _views(
 ) -> dict[str, TrainJobPods]:
     """The pods of each TrainJob a quota or a Kueue queue may have to hold (in a namespace with a
     ResourceQuota, or labelled with a queue where Kueue is served; not live, or live and suspended), as
-    ``explain`` counts them, with the namespace's live LimitRanges."""
+    ``explain`` counts them, with the namespace's live LimitRanges and the RuntimeClass overhead the
+    cluster adds."""
     from ..live import findings
     from ..live.queues import queue_name
     from ..trainer.api import TRAINJOB_KIND
@@ -260,8 +261,12 @@ def _views(
     config = _config(resource_list)
     if config is None:
         return {}  # the render reports it
+    from ..live.gather import runtime_classes
+    from ..live.overhead import class_names, with_overhead
+
     spaces = {key.split("/", 1)[0] for key in wanted}
-    return _explained(_bundle(cluster, resource_list, platform, written, spaces), config, wanted)
+    views = _explained(_bundle(cluster, resource_list, platform, written, spaces), config, wanted)
+    return with_overhead(views, runtime_classes(cluster, class_names(views)))
 
 
 def _config(resource_list: ResourceList) -> FunctionConfig | None:

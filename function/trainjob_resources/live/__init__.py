@@ -2,7 +2,8 @@
 read with the ``kubernetes`` client (``cluster``, the only module that imports it, and only
 ``check`` imports that module), what it reads of the cluster (``gather``), the findings (``findings``;
 ``trainer_release`` for ``trainer-version``; ``patches_immutable`` for ``runtime-patches-immutable``),
-what Kueue does with the TrainJobs (``queues``) and their report (``report``).
+what Kueue does with the TrainJobs (``queues``), the RuntimeClass overhead the pods get (``overhead``)
+and their report (``report``).
 
 May import: every layer below the CLI (``repo`` included).
 """

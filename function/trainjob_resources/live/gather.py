@@ -143,6 +143,16 @@ def _snapshot(configmap: Mapping[str, Any], parsed: dict[str, Any]) -> Any:
     return parsed[text]
 
 
+def runtime_classes(cluster: Cluster, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The cluster's RuntimeClasses (node.k8s.io/v1), by name, when the pods name some; else none read."""
+    wanted = set(names)
+    if not wanted:
+        return {}
+    return {
+        name_of(rc): rc for rc in cluster.list_objects("/apis/node.k8s.io/v1/runtimeclasses") if name_of(rc) in wanted
+    }
+
+
 def limit_ranges(cluster: Cluster, spaces: Iterable[str]) -> list[dict[str, Any]]:
     return [lr for found in cluster.lists([_core_path("limitranges", ns) for ns in sorted(spaces)]) for lr in found]
 

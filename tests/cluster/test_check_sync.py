@@ -252,3 +252,44 @@ def test_quota_exceeded_counts_the_runtime_class_overhead_the_cluster_adds(
     refused = start_pods(cp, ns, "kata")
     assert len(refused) == 1 and "exceeded quota: team" in refused[0], refused
     assert "requested: requests.memory=4Gi, used: requests.memory=4Gi, limited: requests.memory=7Gi" in refused[0]
+
+
+def test_quota_exceeded_counts_the_clusters_limit_range_defaults_under_namespace_policy_off(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """namespacePolicy: off turns the render's LimitRange and ResourceQuota findings off; the API server still
+    defaults the trainer's memory request (1Gi) from the namespace's LimitRange: two pods of 1Gi and a 2Gi
+    loader need 6Gi (4Gi without the default) against a 5Gi quota. The second pod is refused."""
+    cp = control_plane
+    ns = namespace(cp, "sync-policy-off")
+    limits = {"type": "Container", "defaultRequest": {"memory": "1Gi"}, "default": {"memory": "1Gi"}}
+    cp.apply_server_side(
+        dump(
+            {
+                "apiVersion": "v1",
+                "kind": "LimitRange",
+                "metadata": {"name": "defaults", "namespace": ns},
+                "spec": {"limits": [limits]},
+            }
+        )
+    )
+    base = runtime("sync-policy-off", kind="TrainingRuntime", namespace=ns)
+    synced(cp, dump(base), "server-side")
+    quota(cp, ns, {"requests.memory": "5Gi"})
+    repo = write(tmp_path / "repo" / "trainjob.yaml", loader_job("defaulted", ns, "sync-policy-off", "2Gi", 2))
+    off = write(
+        tmp_path / "platform.yaml",
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "p"}, "data": {"namespacePolicy": "off"}},
+    )
+    checked = check(cp, str(repo), "--config", str(off), cwd=tmp_path)
+    assert checked.code == 1, checked.stderr
+    [finding] = checked.of("quota-exceeded")
+    assert "need requests.memory 6Gi with all their pods running (defaulted)" in finding["message"], finding
+
+    rendered = render(
+        str(repo), "--config", str(off), "--runtimes", str(write(tmp_path / "b.yaml", base)), cwd=tmp_path
+    )
+    synced(cp, rendered, "server-side")
+    refused = start_pods(cp, ns, "defaulted")
+    assert len(refused) == 1 and "exceeded quota: team" in refused[0], refused
+    assert "requested: requests.memory=3Gi, used: requests.memory=3Gi, limited: requests.memory=5Gi" in refused[0]

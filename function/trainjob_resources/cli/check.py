@@ -270,13 +270,16 @@ def _views(
 
 
 def _config(resource_list: ResourceList) -> FunctionConfig | None:
+    """The config ``check`` counts pods with: the render's, but the namespace's LimitRanges always fill in
+    defaults (the API server's LimitRanger applies them whatever ``namespacePolicy`` says)."""
     from ..checks.config import ConfigError, parse_config
 
     config_item = resource_list.function_config
     try:
-        return parse_config(config_item.value() if config_item is not None else None)
+        config = parse_config(config_item.value() if config_item is not None else None)
     except ConfigError:
         return None
+    return config.model_copy(update={"namespace_policy": "warning"}) if config.namespace_policy == "off" else config
 
 
 def _bundle(

@@ -293,3 +293,44 @@ def test_quota_exceeded_counts_the_clusters_limit_range_defaults_under_namespace
     refused = start_pods(cp, ns, "defaulted")
     assert len(refused) == 1 and "exceeded quota: team" in refused[0], refused
     assert "requested: requests.memory=3Gi, used: requests.memory=3Gi, limited: requests.memory=5Gi" in refused[0]
+
+
+def test_a_suspended_trainjob_under_kueue_is_started_by_kueue_and_counted_in_queue_exceeded(
+    kueue_control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """A queued TrainJob with spec.suspend: true (6Gi) and another (6Gi) on a 10Gi ClusterQueue: Kueue
+    admits the suspended one and sets suspend: false, so the other does not fit."""
+    from tests.cluster.test_kueue import QUEUE_LABEL, condition, queues, settled
+
+    cp = kueue_control_plane
+    ns = namespace(cp, "sync-kueue-held")
+    synced(cp, dump(*queues(ns, "sync-kueue-held", "100", "10Gi")), "server-side")
+    base = runtime("sync-kueue-held", kind="TrainingRuntime", namespace=ns)
+    synced(cp, dump(base), "server-side")
+
+    def queued(name: str, **spec: Any) -> dict[str, Any]:
+        job = trainjob(name, ns, "sync-kueue-held", "6Gi", "TrainingRuntime", **spec)
+        job["metadata"]["labels"] = {QUEUE_LABEL: "team"}
+        return job
+
+    repo = tmp_path / "repo"
+    write(repo / "a-held.yaml", queued("held", suspend=True))
+    write(repo / "b-next.yaml", queued("next"))
+    checked = check(cp, str(repo), cwd=tmp_path)
+    assert checked.code == 1, checked.stderr
+    [finding] = checked.of("queue-exceeded")
+    assert finding["object"] == f"TrainJob/{ns}/next", finding
+    assert "needs memory 6Gi where flavor sync-kueue-held-flavor has 4Gi left" in finding["message"], finding
+
+    # The sync, in the render's order: Kueue admits the suspended TrainJob and unsuspends it; the next waits.
+    docs = list(
+        yaml.safe_load_all(render(str(repo), "--runtimes", str(write(tmp_path / "b.yaml", base)), cwd=tmp_path))
+    )
+    synced(cp, dump(*(d for d in docs if d["metadata"]["name"] != "next")), "server-side")
+    settled(cp, ns, 1, "Admitted")
+    synced(cp, dump(*(d for d in docs if d["metadata"]["name"] == "next")), "server-side")
+    found = settled(cp, ns, 2, "QuotaReserved")
+    assert (condition(found["held"], "Admitted") or {}).get("status") == "True"
+    assert "insufficient unused quota for memory" in condition(found["next"], "QuotaReserved")["message"]
+    held = cp.get("trainjobs.trainer.kubeflow.org", "held", ns)
+    assert held is not None and held["spec"]["suspend"] is False

@@ -22,7 +22,7 @@ from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME
 from ..trainer.releases import NEWEST
 from ..values.records import MutableRecord, Record
 from ..yamltext import yamlnodes as yn
-from .queues import KueueObjects, exceeded
+from .queues import KueueObjects, exceeded, queue_name
 from .report import Finding, object_name
 from .trainer_release import Followed, trainer_version
 
@@ -339,14 +339,19 @@ def suspended(obj: Mapping[str, Any] | None) -> bool:
     return isinstance(spec, Mapping) and spec.get("suspend") is True
 
 
-def starting(render: Render, live: Live) -> list[dict[str, Any]]:
+def starting(render: Render, live: Live, kueue_served: bool | None = None) -> list[dict[str, Any]]:
     """The rendered TrainJobs whose pods the sync starts: new ones, and live suspended ones it resumes;
-    suspended ones start none (pkg/apis/trainer/v1alpha1/trainjob_types.go, ``suspend``)."""
+    suspended ones start none (pkg/apis/trainer/v1alpha1/trainjob_types.go, ``suspend``), but where
+    Kueue is served (``kueue_served``, else what was read) one labelled with a queue is Kueue's to start:
+    Kueue suspends every such job itself and unsuspends it on admission, whatever the sync wrote
+    (pkg/controller/jobframework/reconciler.go at v0.17.0)."""
     existing = _live_trainjobs(live)
+    served = bool(live.kueue.version) if kueue_served is None else kueue_served
     out = []
     for trainjob in render.trainjobs():
         old = existing.get(f"{namespace_of(trainjob)}/{name_of(trainjob)}")
-        if suspended(trainjob) or (old is not None and not suspended(old)):
+        held = suspended(trainjob) and not (served and queue_name(trainjob) is not None)
+        if held or (old is not None and not suspended(old)):
             continue
         out.append(trainjob)
     return out

@@ -93,7 +93,7 @@ def read(cluster: Cluster, objects: Sequence[Mapping[str, Any]], trainer_namespa
         live.trainer = published_release(
             public, f"ConfigMap {trainer_namespace}/{PUBLIC_CONFIGMAP}", note, live.trainer[1]
         )
-    live.kueue = kueue_objects(cluster, starting(Render([dict(o) for o in objects], [], {}), live))
+    live.kueue = kueue_objects(cluster, starting(Render([dict(o) for o in objects], [], {}), live, kueue_served=True))
     with_trainjobs = sorted(namespaces(live.trainjobs) & set(spaces))
     names = {f"{namespace_of(t)}/{name_of(t)}{SNAPSHOT_SUFFIX}" for t in live.trainjobs}
     parsed: dict[str, Any] = {}  # TrainJobs started on the same runtime content share one snapshot text

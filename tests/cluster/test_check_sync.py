@@ -29,7 +29,7 @@ from tests.cluster.test_check import (
     trainjob,
     write,
 )
-from tests.cluster.test_check_release import RBAC_KINDS
+from tests.cluster.test_check_release import RBAC_KINDS, publish
 from tests.kit import build
 
 pytestmark = pytest.mark.cluster
@@ -334,3 +334,78 @@ def test_a_suspended_trainjob_under_kueue_is_started_by_kueue_and_counted_in_que
     assert "insufficient unused quota for memory" in condition(found["next"], "QuotaReserved")["message"]
     held = cp.get("trainjobs.trainer.kubeflow.org", "held", ns)
     assert held is not None and held["spec"]["suspend"] is False
+
+
+TRACKING = "argocd.argoproj.io/tracking-id"
+
+
+def tracked(docs: list[dict[str, Any]], app: str) -> list[dict[str, Any]]:
+    """The objects with Argo CD's tracking annotation for ``app``, as its generation adds it."""
+    for doc in docs:
+        group = doc["apiVersion"].rpartition("/")[0]
+        where = f"{doc['metadata'].get('namespace', '')}/{doc['metadata']['name']}"
+        doc["metadata"].setdefault("annotations", {})[TRACKING] = f"{app}:{group}/{doc['kind']}:{where}"
+    return docs
+
+
+@pytest.mark.parametrize("trainer_control_plane", RELEASES, indirect=True)
+def test_runtime_in_use_in_a_namespace_the_render_no_longer_writes_to_as_each_release_prunes_it(
+    trainer_control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """An application with a TrainJob in each of two namespaces; the one in `a` (with a derived runtime) is
+    deleted from git, and nothing else of the render is left in `a`. A TrainJob made with the SDK runs on the
+    derived runtime there. The prune deletes the runtime: v2.3.0 then refuses the SDK TrainJob's updates,
+    v2.2.1 keeps the runtime Terminating behind its finalizer and accepts them."""
+    cp = trainer_control_plane
+    a, b = namespace(cp, "sync-prune-a"), namespace(cp, "sync-prune-b")
+    base = runtime("sync-prune-base", kind="TrainingRuntime", namespace=a)
+    plain = runtime("sync-prune-plain")
+    synced(cp, dump(base, plain), "server-side")
+    publish(cp, a, cp.trainer)
+    repo = tmp_path / "repo"
+    write(repo / "a.yaml", trainjob("from-git", a, "sync-prune-base", "3Gi", "TrainingRuntime"))
+    write(repo / "b.yaml", trainjob("stays", b, "sync-prune-plain"))
+    runtimes = str(write(tmp_path / "runtimes.yaml", base, plain))
+    first = tracked(list(yaml.safe_load_all(render(str(repo), "--runtimes", runtimes, cwd=tmp_path))), "team")
+    synced(cp, dump(*first), "server-side")
+    [derived] = [d["metadata"]["name"] for d in first if d["kind"] == "TrainingRuntime"]
+    cp.create(dump(trainjob("from-sdk", a, derived, kind="TrainingRuntime")))
+
+    (repo / "a.yaml").unlink()  # from-git deleted from git: the render writes nothing to `a`
+    checked = check(cp, str(repo), "--trainer-namespace", a, cwd=tmp_path)
+    [finding] = checked.of("runtime-in-use")
+    assert finding["object"] == f"TrainingRuntime/{a}/{derived}", finding
+    assert f"{a}/from-sdk (not in the render: made outside git)" in finding["message"], finding
+    assert "from-git" not in finding["message"], "pruned with the runtime: not counted"
+
+    # Argo CD's prune: every object tracked for the application that the render no longer has.
+    for doc in first:
+        if doc["metadata"]["name"] in (derived, "from-git"):
+            cp.kubectl(
+                "delete",
+                doc["kind"].lower() + "s.trainer.kubeflow.org",
+                doc["metadata"]["name"],
+                "-n",
+                a,
+                "--wait=false",
+            )
+    left = cp.get("trainingruntimes.trainer.kubeflow.org", derived, a)
+    deadline = time.monotonic() + 10
+    while True:  # the webhook reads runtimes from its cache: a moment after the deletion
+        touch = f"touched={time.monotonic_ns()}"
+        labelled = cp.kubectl(
+            "label", "--overwrite", "trainjobs.trainer.kubeflow.org", "from-sdk", "-n", a, touch, check=False
+        )
+        if labelled.returncode != 0 or cp.trainer == "v2.2.1" or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    if cp.trainer == "v2.2.1":
+        assert finding["severity"] == "warning" and checked.code == 0, checked.findings
+        assert "keeps it Terminating behind the finalizer trainer.kubeflow.org/resource-in-use" in finding["message"]
+        assert left is not None and left["metadata"].get("deletionTimestamp"), left
+        assert labelled.returncode == 0, labelled.stderr
+    else:
+        assert finding["severity"] == "error" and checked.code == 1, checked.findings
+        assert "refuses every update of them" in finding["message"]
+        assert left is None
+        assert labelled.returncode != 0 and "not found" in labelled.stderr, labelled.stderr

@@ -104,8 +104,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(options: argparse.Namespace) -> int:
-    from ..live import findings, gather, report
+    from ..live import findings, gather, gather_pruned, report
     from ..live.cluster import Cluster
+    from ..live.in_use import runtime_in_use
     from ..live.patches_immutable import runtime_patches_immutable
     from ..repo.collected import PATH_KEY
     from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP
@@ -125,6 +126,7 @@ def _check(options: argparse.Namespace) -> int:
             return _render_failed(inputs.errors)
         written = [_applied(item) for item in resource_list.items]
         live = gather.read(cluster, written, options.trainer_namespace)
+        gather_pruned.read(cluster, written, live)
         trainer = _trainer_version(resource_list, live.trainer[0])
         added: set[int] = set()
         if not options.runtimes:
@@ -162,7 +164,8 @@ def _check(options: argparse.Namespace) -> int:
             and item.kind in RUNTIME_KINDS
         ]
         render = findings.Render(objects, copies, views)
-        found = findings.find(render, live, followed) + runtime_patches_immutable(render, live)
+        found = findings.find(render, live, followed)
+        found += runtime_patches_immutable(render, live) + runtime_in_use(render, live)
         refused = {f.object for f in drift}
         found = [*drift, *(f for f in found if not (f.code == "runtime-drift" and f.object in refused))]
         found += findings.forbidden(

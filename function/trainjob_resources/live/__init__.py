@@ -1,7 +1,8 @@
 """The live cluster, for ``check`` only: what a sync of the render would do to it. The Kubernetes API
 read with the ``kubernetes`` client (``cluster``, the only module that imports it, and only
 ``check`` imports that module), what it reads of the cluster (``gather``), the findings (``findings``;
-``trainer_release`` for ``trainer-version``; ``patches_immutable`` for ``runtime-patches-immutable``),
+``trainer_release`` for ``trainer-version``; ``patches_immutable`` for ``runtime-patches-immutable``;
+``in_use`` for ``runtime-in-use``, with what ``gather_pruned`` reads outside the render's namespaces),
 what Kueue does with the TrainJobs (``queues``), the RuntimeClass overhead the pods get (``overhead``)
 and their report (``report``).
 

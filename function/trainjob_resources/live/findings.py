@@ -210,12 +210,12 @@ class Render(MutableRecord):
 
 
 def find(render: Render, live: Live, trainer: Followed | None = None) -> list[Finding]:
-    """Every finding but ``forbidden`` (``forbidden``, from the access reviews ``cluster`` ran);
+    """Every finding but ``forbidden`` (``forbidden``, from the access reviews ``cluster`` ran),
+    ``runtime-patches-immutable`` and ``runtime-in-use`` (their own modules);
     ``trainer``: the trainerVersion the render followed, whether the config set it, and what it changes."""
     return [
         *runtime_ref_immutable(render, live),
         *runtime_missing(render, live),
-        *runtime_in_use(render, live),
         *quota_exceeded(render, live),
         *queue_exceeded(render, live),
         *runtime_drift(render, live),
@@ -278,47 +278,6 @@ def runtime_missing(render: Render, live: Live) -> list[Finding]:
                 "the cluster does not have: Trainer's webhook refuses the TrainJob (the runtime must be created "
                 "before the TrainJob). Install the runtime first, add it to the render, or point the TrainJob at "
                 "one the cluster has",
-            )
-        )
-    return out
-
-
-def runtime_in_use(render: Render, live: Live) -> list[Finding]:
-    """A derived runtime on the cluster, in a namespace the render writes to, that the render no
-    longer has (a pruning sync deletes it) while live TrainJobs other than those pruned with it use
-    it: every later update of those TrainJobs is refused by the webhook, which reads the runtime
-    (``ValidateObjects``), and the SDK's ``get_job``/``list_jobs`` fail on them."""
-    applied = render.runtimes()
-    rendered = {f"{namespace_of(t)}/{name_of(t)}" for t in render.trainjobs()}
-    namespaces = {namespace_of(o) for o in render.objects}
-    users: dict[RuntimeKey, list[dict[str, Any]]] = {}
-    for trainjob in live.trainjobs:
-        ref = runtime_ref(trainjob)
-        if ref is not None:
-            users.setdefault(ref.key(namespace_of(trainjob)), []).append(trainjob)
-    out = []
-    for key, runtime in sorted(live.runtimes.items()):
-        if key in applied or not is_derived(runtime) or (key[1] and key[1] not in namespaces):
-            continue
-        app = tracking(runtime)
-        using = []
-        for trainjob in users.get(key, []):
-            where = f"{namespace_of(trainjob)}/{name_of(trainjob)}"
-            if where in rendered:
-                using.append(f"{where} (in the render)")
-            elif app is None or tracking(trainjob) != app:  # not pruned with it: made outside git
-                using.append(f"{where} (not in the render: made outside git)")
-        if not using:
-            continue
-        out.append(
-            Finding(
-                "runtime-in-use",
-                "error",
-                key_name(key),
-                f"the render no longer has this derived runtime, so a pruning sync deletes it, but live TrainJobs "
-                f"use it: {_names(using)}. Trainer's webhook then refuses every update of them (even a label), and "
-                "the SDK's list_jobs fails on their namespace. Keep the runtime (exclude derived runtimes from "
-                "pruning: argocd.argoproj.io/sync-options: Prune=false) until they are deleted, or delete them first",
             )
         )
     return out

@@ -30,6 +30,7 @@ from .findings import (
     runtime_ref,
     starting,
 )
+from .in_use import pruned
 from .queues import KUEUE_GROUP, KUEUE_VERSIONS, KueueObjects, queue_name
 
 if TYPE_CHECKING:
@@ -245,11 +246,8 @@ def denials(cluster: Cluster, objects: Sequence[Mapping[str, Any]], live: Live, 
     for obj in objects:
         for verb in ("get", "create", "patch"):
             add(verb, obj)
-    applied = {runtime_key(o) for o in objects if is_trainer(o, RUNTIME_KINDS)}
-    spaces = namespaces(objects)
-    for key, runtime in sorted(live.runtimes.items()):
-        if key not in applied and is_derived(runtime) and (not key[1] or key[1] in spaces):
-            add("delete", runtime)
+    for runtime in pruned(Render([dict(o) for o in objects], [], {}), live).values():
+        add("delete", runtime)
     out = []
     answers = cluster.reviews([(verb, group, resource, ns) for verb, group, resource, _, ns in asked])
     for ((verb, group, resource, kind, ns), names), (allowed, reason) in zip(asked.items(), answers, strict=True):

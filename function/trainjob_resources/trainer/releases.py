@@ -58,6 +58,14 @@ class TrainerRelease(Record):
         return self.minor >= 3
 
     @property
+    def in_use_finalizer(self) -> bool:
+        """Whether the runtime controllers keep a runtime that TrainJobs name behind the finalizer
+        ``trainer.kubeflow.org/resource-in-use`` (v2.2: a deleted one stays Terminating until they are gone;
+        v2.3.0 only removes that finalizer): pkg/controller/trainingruntime_controller.go and
+        clustertrainingruntime_controller.go."""
+        return self.minor < 3
+
+    @property
     def webhook_selector(self) -> bool:
         """Whether a runtime labelled ``trainer.kubeflow.org/webhook-validation: disabled`` skips the
         runtime webhooks."""

@@ -409,3 +409,31 @@ def test_runtime_in_use_in_a_namespace_the_render_no_longer_writes_to_as_each_re
         assert "refuses every update of them" in finding["message"]
         assert left is None
         assert labelled.returncode != 0 and "not found" in labelled.stderr, labelled.stderr
+
+
+@pytest.mark.parametrize("trainer_control_plane", RELEASES, indirect=True)
+def test_the_initializer_volume_mount_rule_is_v2_3_s_the_data_cache_runtime_runs_on_v2_2_1(
+    trainer_control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """Upstream's data-cache runtime (its dataset-initializer mounts no volume `initializer`) with
+    spec.initializer.dataset: v2.3.0's webhook refuses the TrainJob, v2.2.1's admits it; check, following the
+    cluster's release, says the same."""
+    from tests.support import load_fixture
+
+    cp = trainer_control_plane
+    ns = namespace(cp, "sync-data-cache")
+    publish(cp, ns, cp.trainer)
+    cache = load_fixture("torch-data-cache")
+    cache["metadata"]["name"] = "sync-data-cache"
+    synced(cp, dump(cache), "server-side")
+    job = trainjob("cached", ns, "sync-data-cache", initializer={"dataset": {"storageUri": "cache://ds/table"}})
+    repo = write(tmp_path / "repo" / "trainjob.yaml", job)
+    checked = check(cp, str(repo), "--trainer-namespace", ns, cwd=tmp_path)
+    accepted, stderr = sync(cp, dump(job), "server-side")
+    mount = "must have volumeMount with name - initializer in container dataset-initializer"
+    if cp.trainer == "v2.2.1":
+        assert checked.code == 0 and "the render fails" not in checked.stderr, checked.stderr
+        assert accepted, stderr
+    else:
+        assert checked.code == 1 and mount in checked.stderr, checked.stderr
+        assert not accepted and mount in stderr, stderr

@@ -437,3 +437,52 @@ def test_the_initializer_volume_mount_rule_is_v2_3_s_the_data_cache_runtime_runs
     else:
         assert checked.code == 1 and mount in checked.stderr, checked.stderr
         assert not accepted and mount in stderr, stderr
+
+
+def trainer_image(jobset: dict[str, Any]) -> str:
+    [job] = [j for j in jobset["spec"]["replicatedJobs"] if j["name"] == "node"]
+    [node] = [c for c in job["template"]["spec"]["template"]["spec"]["containers"] if c["name"] == "node"]
+    image: str = node["image"]
+    return image
+
+
+@pytest.mark.parametrize("trainer_control_plane", RELEASES, indirect=True)
+def test_a_base_edit_under_a_running_trainjob_is_reported_as_each_release_keeps_it(
+    trainer_control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """The platform edits the base's image under a running TrainJob (with a derived runtime): the sync
+    re-renders the derived runtime with the new image. Neither release rebuilds the running JobSet; v2.3.0
+    keeps the runtime's snapshot even across a suspension, v2.2.1 (no snapshot) gives the resumed one the new
+    image."""
+    cp = trainer_control_plane
+    ns = namespace(cp, "sync-base-edit")
+    publish(cp, ns, cp.trainer)
+    base = runtime("sync-base-edit", image="example.com/trainer:before")
+    synced(cp, dump(base), "server-side")
+    repo = write(tmp_path / "repo" / "trainjob.yaml", trainjob("running", ns, "sync-base-edit", "2Gi"))
+    synced(cp, render(str(repo), "--runtimes", str(write(tmp_path / "b.yaml", base)), cwd=tmp_path), "server-side")
+    assert trainer_image(cp.wait_for_jobset("running", ns)) == "example.com/trainer:before"
+
+    base = runtime("sync-base-edit", image="example.com/trainer:after")
+    synced(cp, dump(base), "server-side")
+    checked = check(cp, str(repo), "--trainer-namespace", ns, cwd=tmp_path)
+    assert checked.code == 0 and checked.codes() == ["snapshot-kept"], checked.findings
+    [finding] = checked.of("snapshot-kept")
+    assert (finding["severity"], finding["object"]) == ("info", f"TrainJob/{ns}/running"), finding
+    assert "containers[node].image" in finding["message"], finding
+    if cp.trainer == "v2.2.1":
+        assert "keeps no snapshot and does not rebuild the JobSet of a running TrainJob" in finding["message"]
+    else:
+        assert "running-runtime-snapshot" in finding["message"], finding
+
+    # The sync: the running JobSet keeps the old image on both; suspended and resumed, each release's way.
+    synced(cp, render(str(repo), "--runtimes", str(write(tmp_path / "b.yaml", base)), cwd=tmp_path), "server-side")
+    assert trainer_image(cp.wait_for_jobset("running", ns)) == "example.com/trainer:before"
+    for suspend in ("true", "false"):
+        patch = f'{{"spec": {{"suspend": {suspend}}}}}'
+        cp.kubectl("patch", "trainjobs.trainer.kubeflow.org", "running", "-n", ns, "--type=merge", "-p", patch)
+    expected = {"v2.2.1": "example.com/trainer:after", "v2.3.0": "example.com/trainer:before"}[cp.trainer]
+    deadline = time.monotonic() + 30
+    while (image := trainer_image(cp.wait_for_jobset("running", ns))) != expected and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert image == expected

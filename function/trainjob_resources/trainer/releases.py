@@ -67,6 +67,12 @@ class TrainerRelease(Record):
         return self.minor >= 3
 
     @property
+    def runtime_snapshot(self) -> bool:
+        """Whether a TrainJob's JobSet is built from the snapshot of its runtime taken at its first reconcile
+        (pkg/runtime/core/snapshot.go, v2.3.0) rather than from the live runtime at each reconcile (v2.2)."""
+        return self.minor >= 3
+
+    @property
     def in_use_finalizer(self) -> bool:
         """Whether the runtime controllers keep a runtime that TrainJobs name behind the finalizer
         ``trainer.kubeflow.org/resource-in-use`` (v2.2: a deleted one stays Terminating until they are gone;

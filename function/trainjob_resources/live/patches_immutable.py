@@ -63,12 +63,16 @@ def _applied_managers(live: Mapping[str, Any]) -> set[str]:
     return {manager for manager, operations in owners.items() if operations == {"Apply"}}
 
 
-def changed_entries(new: Mapping[str, Any], old: Mapping[str, Any], live: Live) -> list[str]:
+def changed_entries(
+    new: Mapping[str, Any], old: Mapping[str, Any], schema: Mapping[str, Any] | None = None
+) -> list[str]:
     """The managers whose runtimePatches entry the sync changes, adds or removes (client-side when the live
-    TrainJob carries kubectl's last-applied annotation, else server-side)."""
-    schema = compare.version_schema(live.crds.get(crd_name(TRAINJOB_KIND)), "v1alpha1")
-    spec = compare.defaulted({"spec": {"runtimePatches": (new.get("spec") or {}).get("runtimePatches")}}, schema)
-    rendered, before = _entries(spec), _entries(old)
+    TrainJob carries kubectl's last-applied annotation, else server-side); ``schema``: the TrainJob CRD's,
+    whose defaults the API server gives the render's entries."""
+    rendered, before = _entries(new), _entries(old)
+    if any(rendered.get(m) != before.get(m) for m in rendered):  # else nothing to default: the common case
+        patches = (new.get("spec") or {}).get("runtimePatches")
+        rendered = _entries(compare.defaulted({"spec": {"runtimePatches": patches}}, schema))
     out = [m for m, entry in rendered.items() if m not in before or compare.differing(entry, before[m])]
     client_side = LAST_APPLIED in annotations_of(old)
     removable = set(before) if client_side else _applied_managers(old)
@@ -86,6 +90,7 @@ def refuses(old_suspended: bool, new_suspended: bool, cluster_release: str | Non
 
 def runtime_patches_immutable(render: Render, live: Live) -> list[Finding]:
     existing = {f"{namespace_of(t)}/{name_of(t)}": t for t in live.trainjobs}
+    schema = compare.version_schema(live.crds.get(crd_name(TRAINJOB_KIND)), "v1alpha1")
     out = []
     for trainjob in render.trainjobs():
         old = existing.get(f"{namespace_of(trainjob)}/{name_of(trainjob)}")
@@ -95,7 +100,7 @@ def runtime_patches_immutable(render: Render, live: Live) -> list[Finding]:
         new_suspended = suspended(trainjob) if isinstance(spec, Mapping) and "suspend" in spec else suspended(old)
         if not refuses(suspended(old), new_suspended, live.trainer[0]):
             continue
-        managers = changed_entries(trainjob, old, live)
+        managers = changed_entries(trainjob, old, schema)
         if not managers:
             continue
         out.append(

@@ -486,3 +486,37 @@ def test_a_base_edit_under_a_running_trainjob_is_reported_as_each_release_keeps_
     while (image := trainer_image(cp.wait_for_jobset("running", ns))) != expected and time.monotonic() < deadline:
         time.sleep(0.2)
     assert image == expected
+
+
+def test_quota_exceeded_when_a_container_sets_no_value_the_quota_tracks(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """A quota on requests.memory and a trainer container without a memory request (no LimitRange default):
+    the quota admission refuses every pod ("must specify requests.memory"), however much quota is left."""
+    cp = control_plane
+    ns = namespace(cp, "sync-must-specify")
+    base = runtime("sync-must-specify", kind="TrainingRuntime", namespace=ns)
+    synced(cp, dump(base), "server-side")
+    quota(cp, ns, {"requests.memory": "100Gi"})
+    repo = write(tmp_path / "repo" / "trainjob.yaml", loader_job("bare", ns, "sync-must-specify", "1Gi", 2))
+    checked = check(cp, str(repo), cwd=tmp_path)
+    assert checked.code == 1, checked.stderr
+    [finding] = checked.of("quota-exceeded")
+    assert finding["object"] == f"ResourceQuota/{ns}/team", finding
+    assert "admission requires requests.memory of every container" in finding["message"], finding
+
+    synced(cp, render(str(repo), "--runtimes", str(write(tmp_path / "b.yaml", base)), cwd=tmp_path), "server-side")
+    refused = start_pods(cp, ns, "bare")
+    assert len(refused) == 2 and all("must specify requests.memory for: node" in r for r in refused), refused
+
+    # A LimitRange default gives it one: nothing to say, and the pods come.
+    limits = {"type": "Container", "defaultRequest": {"memory": "1Gi"}, "default": {"memory": "1Gi"}}
+    lr = {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {"name": "d", "namespace": ns},
+        "spec": {"limits": [limits]},
+    }
+    cp.apply_server_side(dump(lr))
+    assert check(cp, str(repo), cwd=tmp_path).of("quota-exceeded") == []
+    assert start_pods(cp, ns, "bare") == []

@@ -108,6 +108,7 @@ def _check(options: argparse.Namespace) -> int:
     from ..live.cluster import Cluster
     from ..live.in_use import runtime_in_use
     from ..live.patches_immutable import runtime_patches_immutable
+    from ..live.quota_constraints import unspecified
     from ..live.running_kept import running_kept
     from ..repo.collected import PATH_KEY
     from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP
@@ -167,6 +168,7 @@ def _check(options: argparse.Namespace) -> int:
         render = findings.Render(objects, copies, views)
         found = findings.find(render, live, followed)
         found += runtime_patches_immutable(render, live) + runtime_in_use(render, live) + running_kept(render, live)
+        found += unspecified(render, live)
         refused = {f.object for f in drift}
         found = [*drift, *(f for f in found if not (f.code == "runtime-drift" and f.object in refused))]
         found += findings.forbidden(

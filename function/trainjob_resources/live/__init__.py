@@ -3,7 +3,8 @@ read with the ``kubernetes`` client (``cluster``, the only module that imports i
 ``check`` imports that module), what it reads of the cluster (``gather``), the findings (``findings``;
 ``trainer_release`` for ``trainer-version``; ``patches_immutable`` for ``runtime-patches-immutable``;
 ``in_use`` for ``runtime-in-use``, with what ``gather_pruned`` reads outside the render's namespaces;
-``running_kept`` for ``snapshot-kept`` on Trainer v2.2),
+``running_kept`` for ``snapshot-kept`` on Trainer v2.2; ``quota_constraints`` for the values a quota
+makes every container set),
 what Kueue does with the TrainJobs (``queues``), the RuntimeClass overhead the pods get (``overhead``)
 and their report (``report``).
 

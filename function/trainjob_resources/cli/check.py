@@ -38,7 +38,7 @@ Findings (docs/check.md): runtime-ref-immutable, runtime-patches-immutable, runt
 runtime-in-use, quota-exceeded, queue-exceeded (Kueue), forbidden, runtime-drift where the
 installed runtime decides otherwise than the copy the render read, trainer-version where the
 cluster's Trainer release gives pods other resources than the render's (errors); runtime-drift,
-trainer-version (warnings); snapshot-kept (info).
+trainer-version, runtime-in-use on Trainer v2.2 (warnings); snapshot-kept (info).
 
 Reads with list calls per kind and namespace. Access (forbidden) is asked with
 SelfSubjectAccessReviews, as --as USER when given (impersonation: the kubeconfig's identity must

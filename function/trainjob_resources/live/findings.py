@@ -303,7 +303,7 @@ def starting(render: Render, live: Live, kueue_served: bool | None = None) -> li
     suspended ones start none (pkg/apis/trainer/v1alpha1/trainjob_types.go, ``suspend``), but where
     Kueue is served (``kueue_served``, else what was read) one labelled with a queue is Kueue's to start:
     Kueue suspends every such job itself and unsuspends it on admission, whatever the sync wrote
-    (pkg/controller/jobframework/reconciler.go at v0.17.0)."""
+    (sigs.k8s.io/kueue/pkg/controller/jobframework/reconciler.go at v0.17.0)."""
     existing = _live_trainjobs(live)
     served = bool(live.kueue.version) if kueue_served is None else kueue_served
     out = []

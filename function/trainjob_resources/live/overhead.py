@@ -2,11 +2,11 @@
 ResourceQuota and a Kueue ClusterQueue.
 
 A pod template that names ``runtimeClassName`` and sets no ``overhead`` gets the RuntimeClass's
-``overhead.podFixed`` at admission (plugin/pkg/admission/runtimeclass/admission.go, ``setOverhead``), which
-the quota evaluator adds to the pod's requests and set limits (k8s.io/component-helpers/resource
-``PodRequests``/``PodLimits``); Kueue reads the same RuntimeClass for the Workload's pod sets
-(pkg/workload/resources.go at v0.17.0, ``handlePodOverhead``). ``explain`` counts the template's own
-``overhead`` only, having no cluster to read.
+``overhead.podFixed`` at admission (k8s.io/kubernetes/plugin/pkg/admission/runtimeclass/admission.go,
+``setOverhead``), which the quota evaluator adds to the pod's requests and set limits
+(k8s.io/component-helpers/resource ``PodRequests``/``PodLimits``); Kueue reads the same RuntimeClass for the
+Workload's pod sets (sigs.k8s.io/kueue/pkg/workload/resources.go at v0.17.0, ``handlePodOverhead``).
+``explain`` counts the template's own ``overhead`` only, having no cluster to read.
 
 Pure: the RuntimeClasses come in as the API server's JSON.
 """

@@ -1,7 +1,7 @@
 """``quota-exceeded`` for a value the quota makes every container set: a live ResourceQuota on cpu or
 memory (requests or limits) refuses each pod with a container that sets none of it, after the
 LimitRanger's defaults ("must specify requests.memory for: node": ``Constraints`` in
-pkg/quota/v1/evaluator/core/pods.go). The TrainJob is accepted; none of its pods ever comes.
+k8s.io/kubernetes/pkg/quota/v1/evaluator/core/pods.go). The TrainJob is accepted; none of its pods ever comes.
 
 Pure: the quotas come in as the API server's JSON, the pods as ``explain`` counts them with the
 namespace's live LimitRanges.

@@ -529,3 +529,43 @@ def test_quota_exceeded_when_a_container_sets_no_value_the_quota_tracks(
     cp.apply_server_side(dump(lr))
     assert check(cp, str(repo), cwd=tmp_path).of("quota-exceeded") == []
     assert start_pods(cp, ns, "bare") == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_admitted_queued_trainjob_synced_again_unchanged_as_each_apply_mode_treats_kueues_patch(
+    kueue_control_plane: ControlPlane, mode: str, tmp_path: Path
+) -> None:
+    """Kueue adds its own runtimePatches entry (manager kueue.x-k8s.io/manager) to a queued TrainJob and fills
+    it on admission. The same render synced again: server-side, accepted; client-side, refused by Trainer's
+    webhook (the JSON merge patch drops Kueue's entry from the running TrainJob). check says which."""
+    from tests.cluster.test_kueue import QUEUE_LABEL, queues, settled
+
+    cp = kueue_control_plane
+    ns = namespace(cp, f"sync-kueue-again-{mode}")
+    synced(cp, dump(*queues(ns, f"sync-kueue-again-{mode}", "100", "100Gi")), "server-side")
+    base = runtime("sync-kueue-again", kind="TrainingRuntime", namespace=ns)
+    synced(cp, dump(base), "server-side")
+    job = node_selector_job("queued", ns, "sync-kueue-again", "a", kind="TrainingRuntime")
+    job["metadata"]["labels"] = {QUEUE_LABEL: "team"}
+    repo = write(tmp_path / "repo" / "trainjob.yaml", job)
+    rendered = render(str(repo), "--runtimes", str(write(tmp_path / "b.yaml", base)), cwd=tmp_path)
+    synced(cp, rendered, mode)
+    settled(cp, ns, 1, "Admitted")
+    deadline = time.monotonic() + 30
+    while (live := cp.get("trainjobs.trainer.kubeflow.org", "queued", ns)) is None or live["spec"].get("suspend"):
+        assert time.monotonic() < deadline, live
+        time.sleep(0.2)
+    managers = [p["manager"] for p in live["spec"]["runtimePatches"]]
+    assert "kueue.x-k8s.io/manager" in managers, managers
+
+    checked = check(cp, str(repo), cwd=tmp_path)
+    accepted, stderr = sync(cp, rendered, mode)
+    predicted = checked.of("runtime-patches-immutable")
+    if mode == "server-side":  # the render's entry is unchanged, Kueue's stays Kueue's
+        assert accepted and predicted == [], (stderr, checked.findings)
+    else:  # kubectl's JSON merge patch replaces the list: Kueue's entry dropped, and that is a change
+        assert not accepted and PATCHES_IMMUTABLE in stderr, stderr
+        [finding] = predicted
+        assert finding["object"] == f"TrainJob/{ns}/queued", finding
+        assert "manager kueue.x-k8s.io/manager" in finding["message"], finding
+        assert "sync server-side" in finding["message"], finding

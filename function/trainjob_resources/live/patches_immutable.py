@@ -103,6 +103,13 @@ def runtime_patches_immutable(render: Render, live: Live) -> list[Finding]:
         managers = changed_entries(trainjob, old, schema)
         if not managers:
             continue
+        dropped = [m for m in managers if m not in _entries(trainjob)]
+        others = (
+            f" (a client-side apply replaces the whole list, dropping {', '.join(dropped)}: sync server-side, "
+            "Argo CD's ServerSideApply=true, to keep the entries of other managers such as Kueue's)"
+            if dropped and LAST_APPLIED in annotations_of(old)
+            else ""
+        )
         out.append(
             Finding(
                 "runtime-patches-immutable",
@@ -112,7 +119,7 @@ def runtime_patches_immutable(render: Render, live: Live) -> list[Finding]:
                 "and Trainer's webhook refuses the update (RuntimePatches can only be modified when the TrainJob "
                 "is suspended before or after the update): the sync fails on it. Put the patch back as it was "
                 "until the TrainJob is done, suspend it first (spec.suspend: true, synced before the change), or "
-                "recreate it under a new name",
+                f"recreate it under a new name{others}",
             )
         )
     return out

@@ -962,6 +962,21 @@ def test_jobset_validate_s_initializer_checks(
         assert path == "spec.runtimeRef" and said in message
 
 
+@pytest.mark.parametrize("version", ["v2.2.0", "v2.2.1"])
+def test_v2_2_needs_no_initializer_volume_mount(version: str) -> None:
+    """jobset.go Validate at v2.2.x checks the job and the container only: the data-cache runtime, which
+    mounts no volume ``initializer``, runs a TrainJob with spec.initializer.dataset there (and the job or
+    container missing is still refused)."""
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"trainerVersion": version}}
+    rt = load_fixture("torch-data-cache")
+    tj = trainjob([], runtime_name=rt["metadata"]["name"])
+    tj["spec"]["initializer"] = {"dataset": {"storageUri": "cache://x"}}
+    assert [m for _, m in errors(render([rt, tj], config)) if "jobset.go Validate" in m] == []
+    tj["spec"]["initializer"] = {"model": {}}
+    [message] = [m for _, m in errors(render([rt, tj], config)) if "jobset.go Validate" in m]
+    assert "must have model-initializer job" in message
+
+
 WEBHOOK_OFF = {"trainer.kubeflow.org/webhook-validation": "disabled"}
 WEBHOOK_SIDECAR = {"name": "loader", "resources": {"limits": {"memory": "2Gi"}}}
 

@@ -36,13 +36,13 @@ on stdin (a rendered one re-renders to itself). Without --runtimes, the runtimes
 and does not have are read from the cluster (the installed ones); with it, each copy is compared
 with the installed runtime (runtime-drift).
 
-Findings (docs/check.md): runtime-ref-immutable, runtime-missing, runtime-in-use, quota-exceeded,
-queue-exceeded (Kueue), forbidden, mode where a native render keeps fields the TrainJob CRD lacks,
-runtime-drift where the installed runtime decides otherwise than the copy the render read,
-trainer-version where the cluster's Trainer release gives pods other resources than the render's
-(errors); runtime-drift, trainer-version (warnings); snapshot-kept, mode where the CRD serves
-KEP-2782's resources and the render materializes, kueue-release (the Kueue release whose rule sized
-the queued pod sets) (infos).
+Findings (docs/check.md): runtime-ref-immutable, runtime-patches-immutable, runtime-missing,
+runtime-in-use, quota-exceeded, queue-exceeded (Kueue), forbidden, mode where a native render keeps
+fields the TrainJob CRD lacks, runtime-drift where the installed runtime decides otherwise than the
+copy the render read, trainer-version where the cluster's Trainer release gives pods other resources
+than the render's (errors); runtime-drift, trainer-version, runtime-in-use on Trainer v2.2 (warnings);
+snapshot-kept, mode where the CRD serves KEP-2782's resources and the render materializes,
+kueue-release (the Kueue release whose rule sized the queued pod sets) (infos).
 
 Reads with list calls per kind and namespace. Access (forbidden) is asked with
 SelfSubjectAccessReviews, as --as USER when given (impersonation: the kubeconfig's identity must
@@ -102,8 +102,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(options: argparse.Namespace) -> int:
-    from ..live import findings, gather, native_fields, report
+    from ..live import findings, gather, gather_pruned, native_fields, report
     from ..live.cluster import Cluster
+    from ..live.in_use import runtime_in_use
+    from ..live.patches_immutable import runtime_patches_immutable
+    from ..live.quota_constraints import unspecified
+    from ..live.running_kept import running_kept
     from ..repo.collected import PATH_KEY
     from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
     from ..values.keys import LOCAL_CONFIG
@@ -124,6 +128,7 @@ def _check(options: argparse.Namespace) -> int:
         live = gather.read(cluster, written, options.trainer_namespace)
         if options.kueue_version is not None:
             live.kueue.release = options.kueue_version
+        gather_pruned.read(cluster, written, live)
         trainer = _trainer_version(resource_list, live.trainer[0])
         added: set[int] = set()
         if not options.runtimes:
@@ -164,6 +169,8 @@ def _check(options: argparse.Namespace) -> int:
         ]
         render = findings.Render(objects, copies, views, _kueue_views(cluster, resource_list, inputs, written, live))
         found = findings.find(render, live, followed)
+        found += runtime_patches_immutable(render, live) + runtime_in_use(render, live) + running_kept(render, live)
+        found += unspecified(render, live)
         refused = {f.object for f in drift}
         found = [*drift, *(f for f in found if not (f.code == "runtime-drift" and f.object in refused))]
         found += native_fields.mode(_mode(resource_list), live.crds.get(findings.crd_name(TRAINJOB_KIND)), objects)
@@ -259,7 +266,8 @@ def _views(
 ) -> dict[str, TrainJobPods]:
     """The pods of each TrainJob a quota or a Kueue queue may have to hold (in a namespace with a
     ResourceQuota, or labelled with a queue where Kueue is served; not live, or live and suspended), as
-    ``explain`` counts them, with the namespace's live LimitRanges."""
+    ``explain`` counts them, with the namespace's live LimitRanges and the RuntimeClass overhead the
+    cluster adds."""
     from ..live import findings
     from ..live.queues import queue_name
     from ..trainer.api import TRAINJOB_KIND
@@ -279,8 +287,12 @@ def _views(
     config = _config(resource_list)
     if config is None:
         return {}  # the render reports it
+    from ..live.gather import runtime_classes
+    from ..live.overhead import class_names, with_overhead
+
     spaces = {key.split("/", 1)[0] for key in wanted}
-    return _explained(_bundle(cluster, resource_list, platform, written, spaces), config, wanted)
+    views = _explained(_bundle(cluster, resource_list, platform, written, spaces), config, wanted)
+    return with_overhead(views, runtime_classes(cluster, class_names(views)))
 
 
 def _kueue_views(
@@ -311,13 +323,16 @@ def _kueue_views(
 
 
 def _config(resource_list: ResourceList) -> FunctionConfig | None:
+    """The config ``check`` counts pods with: the render's, but the namespace's LimitRanges always fill in
+    defaults (the API server's LimitRanger applies them whatever ``namespacePolicy`` says)."""
     from ..options.config import ConfigError, parse_config
 
     config_item = resource_list.function_config
     try:
-        return parse_config(config_item.value() if config_item is not None else None)
+        config = parse_config(config_item.value() if config_item is not None else None)
     except ConfigError:
         return None
+    return config.model_copy(update={"namespace_policy": "warning"}) if config.namespace_policy == "off" else config
 
 
 def _bundle(

@@ -137,6 +137,15 @@ class Cluster:
         """Every object of a list call, page by page; none when the kind is not served (404)."""
         return list(self._pages(path, label_selector))
 
+    def try_list(self, path: str, label_selector: str | None = None) -> list[dict[str, Any]] | None:
+        """``list_objects``, or None where this identity may not list there (401, 403)."""
+        try:
+            return list(self._pages(path, label_selector, refusal=False))
+        except ApiError as err:
+            if err.status in (401, 403):
+                return None
+            raise self._refused("list", path, err) from None
+
     def lists(self, paths: Sequence[str]) -> list[list[dict[str, Any]]]:
         """``list`` of each path, several at a time, in the order given."""
         return self._at_once(self.list_objects, paths)
@@ -153,7 +162,7 @@ class Cluster:
         with ThreadPoolExecutor(max_workers=min(WORKERS, len(args))) as pool:
             return list(pool.map(call, args))
 
-    def _pages(self, path: str, label_selector: str | None) -> Iterator[dict[str, Any]]:
+    def _pages(self, path: str, label_selector: str | None, refusal: bool = True) -> Iterator[dict[str, Any]]:
         token = ""
         while True:
             query = [("limit", str(PAGE))]
@@ -166,6 +175,8 @@ class Cluster:
             except ApiError as err:
                 if err.status == 404:
                     return
+                if not refusal:
+                    raise
                 raise self._refused("list", path, err) from None
             kind = str(page.get("kind", "")).removesuffix("List")
             version = page.get("apiVersion")

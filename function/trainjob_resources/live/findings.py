@@ -22,7 +22,7 @@ from ..trainer.api import CLUSTER_RUNTIME_KIND, NAMESPACED_RUNTIME_KIND, RUNTIME
 from ..trainer.releases import NEWEST
 from ..values.records import MutableRecord, Record
 from ..yamltext import yamlnodes as yn
-from .queues import KueueObjects, exceeded, release_followed
+from .queues import KueueObjects, exceeded, queue_name, release_followed
 from .report import Finding, object_name
 from .trainer_release import Followed, trainer_version
 
@@ -213,12 +213,12 @@ class Render(MutableRecord):
 
 
 def find(render: Render, live: Live, trainer: Followed | None = None) -> list[Finding]:
-    """Every finding but ``forbidden`` (``forbidden``, from the access reviews ``cluster`` ran);
+    """Every finding but ``forbidden`` (``forbidden``, from the access reviews ``cluster`` ran),
+    ``runtime-patches-immutable`` and ``runtime-in-use`` (their own modules);
     ``trainer``: the trainerVersion the render followed, whether the config set it, and what it changes."""
     return [
         *runtime_ref_immutable(render, live),
         *runtime_missing(render, live),
-        *runtime_in_use(render, live),
         *quota_exceeded(render, live),
         *queue_exceeded(render, live),
         *runtime_drift(render, live),
@@ -286,47 +286,6 @@ def runtime_missing(render: Render, live: Live) -> list[Finding]:
     return out
 
 
-def runtime_in_use(render: Render, live: Live) -> list[Finding]:
-    """A derived runtime on the cluster, in a namespace the render writes to, that the render no
-    longer has (a pruning sync deletes it) while live TrainJobs other than those pruned with it use
-    it: every later update of those TrainJobs is refused by the webhook, which reads the runtime
-    (``ValidateObjects``), and the SDK's ``get_job``/``list_jobs`` fail on them."""
-    applied = render.runtimes()
-    rendered = {f"{namespace_of(t)}/{name_of(t)}" for t in render.trainjobs()}
-    namespaces = {namespace_of(o) for o in render.objects}
-    users: dict[RuntimeKey, list[dict[str, Any]]] = {}
-    for trainjob in live.trainjobs:
-        ref = runtime_ref(trainjob)
-        if ref is not None:
-            users.setdefault(ref.key(namespace_of(trainjob)), []).append(trainjob)
-    out = []
-    for key, runtime in sorted(live.runtimes.items()):
-        if key in applied or not is_derived(runtime) or (key[1] and key[1] not in namespaces):
-            continue
-        app = tracking(runtime)
-        using = []
-        for trainjob in users.get(key, []):
-            where = f"{namespace_of(trainjob)}/{name_of(trainjob)}"
-            if where in rendered:
-                using.append(f"{where} (in the render)")
-            elif app is None or tracking(trainjob) != app:  # not pruned with it: made outside git
-                using.append(f"{where} (not in the render: made outside git)")
-        if not using:
-            continue
-        out.append(
-            Finding(
-                "runtime-in-use",
-                "error",
-                key_name(key),
-                f"the render no longer has this derived runtime, so a pruning sync deletes it, but live TrainJobs "
-                f"use it: {_names(using)}. Trainer's webhook then refuses every update of them (even a label), and "
-                "the SDK's list_jobs fails on their namespace. Keep the runtime (exclude derived runtimes from "
-                "pruning: argocd.argoproj.io/sync-options: Prune=false) until they are deleted, or delete them first",
-            )
-        )
-    return out
-
-
 def _quantities(value: Any) -> dict[str, Quantity]:
     out: dict[str, Quantity] = {}
     for name, raw in value.items() if isinstance(value, Mapping) else ():
@@ -342,14 +301,19 @@ def suspended(obj: Mapping[str, Any] | None) -> bool:
     return isinstance(spec, Mapping) and spec.get("suspend") is True
 
 
-def starting(render: Render, live: Live) -> list[dict[str, Any]]:
+def starting(render: Render, live: Live, kueue_served: bool | None = None) -> list[dict[str, Any]]:
     """The rendered TrainJobs whose pods the sync starts: new ones, and live suspended ones it resumes;
-    suspended ones start none (pkg/apis/trainer/v1alpha1/trainjob_types.go, ``suspend``)."""
+    suspended ones start none (pkg/apis/trainer/v1alpha1/trainjob_types.go, ``suspend``), but where
+    Kueue is served (``kueue_served``, else what was read) one labelled with a queue is Kueue's to start:
+    Kueue suspends every such job itself and unsuspends it on admission, whatever the sync wrote
+    (sigs.k8s.io/kueue/pkg/controller/jobframework/reconciler.go at v0.17.0)."""
     existing = _live_trainjobs(live)
+    served = bool(live.kueue.version) if kueue_served is None else kueue_served
     out = []
     for trainjob in render.trainjobs():
         old = existing.get(f"{namespace_of(trainjob)}/{name_of(trainjob)}")
-        if suspended(trainjob) or (old is not None and not suspended(old)):
+        held = suspended(trainjob) and not (served and queue_name(trainjob) is not None)
+        if held or (old is not None and not suspended(old)):
             continue
         out.append(trainjob)
     return out
@@ -532,7 +496,9 @@ def forbidden(denials: Sequence[Denial], identity: str) -> list[Finding]:
     out = []
     for d in denials:
         where = f" in namespace {d.namespace}" if d.namespace else " (cluster-scoped)"
-        what = "pruning" if d.verb == "delete" else "applying"
+        what = {"delete": "pruning", "get": "a client-side apply (kubectl apply, Argo CD's default) of"}.get(
+            d.verb, "applying"
+        )
         reason = f": {d.reason}" if d.reason else ""
         out.append(
             Finding(

@@ -30,6 +30,7 @@ from .findings import (
     runtime_ref,
     starting,
 )
+from .in_use import pruned
 from .kueue_release import CRD as KUEUE_CRD
 from .kueue_release import kueue_release
 from .queues import KUEUE_GROUP, KUEUE_VERSIONS, KueueObjects, queue_name
@@ -95,7 +96,7 @@ def read(cluster: Cluster, objects: Sequence[Mapping[str, Any]], trainer_namespa
         live.trainer = published_release(
             public, f"ConfigMap {trainer_namespace}/{PUBLIC_CONFIGMAP}", note, live.trainer[1]
         )
-    live.kueue = kueue_objects(cluster, starting(Render([dict(o) for o in objects], [], {}), live))
+    live.kueue = kueue_objects(cluster, starting(Render([dict(o) for o in objects], [], {}), live, kueue_served=True))
     with_trainjobs = sorted(namespaces(live.trainjobs) & set(spaces))
     names = {f"{namespace_of(t)}/{name_of(t)}{SNAPSHOT_SUFFIX}" for t in live.trainjobs}
     parsed: dict[str, Any] = {}  # TrainJobs started on the same runtime content share one snapshot text
@@ -144,6 +145,16 @@ def _snapshot(configmap: Mapping[str, Any], parsed: dict[str, Any]) -> Any:
         except yaml.YAMLError:
             parsed[text] = None
     return parsed[text]
+
+
+def runtime_classes(cluster: Cluster, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The cluster's RuntimeClasses (node.k8s.io/v1), by name, when the pods name some; else none read."""
+    wanted = set(names)
+    if not wanted:
+        return {}
+    return {
+        name_of(rc): rc for rc in cluster.list_objects("/apis/node.k8s.io/v1/runtimeclasses") if name_of(rc) in wanted
+    }
 
 
 def limit_ranges(cluster: Cluster, spaces: Iterable[str]) -> list[dict[str, Any]]:
@@ -215,9 +226,10 @@ def as_copy(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def denials(cluster: Cluster, objects: Sequence[Mapping[str, Any]], live: Live, default_namespace: str) -> list[Denial]:
-    """The SelfSubjectAccessReviews of the sync: create and patch of every kind and namespace it
-    applies (server-side apply is a patch, and creates what is absent), delete of the derived
-    runtimes it prunes (live, derived, in its namespaces, not in the render)."""
+    """The SelfSubjectAccessReviews of the sync: get, create and patch of every kind and namespace it
+    applies (server-side apply is a patch, and creates what is absent; a client-side apply, kubectl's
+    and Argo CD's default, GETs each object first), delete of the derived runtimes it prunes (live,
+    derived, in its namespaces, not in the render)."""
     asked: dict[tuple[str, str, str, str, str], list[str]] = {}  # (verb, group, resource, kind, ns): names
     discovered: dict[str, dict[str, tuple[str, bool]]] = {}
 
@@ -235,13 +247,10 @@ def denials(cluster: Cluster, objects: Sequence[Mapping[str, Any]], live: Live, 
         asked.setdefault((verb, group, resource, kind, ns), []).append(name_of(obj))
 
     for obj in objects:
-        for verb in ("create", "patch"):
+        for verb in ("get", "create", "patch"):
             add(verb, obj)
-    applied = {runtime_key(o) for o in objects if is_trainer(o, RUNTIME_KINDS)}
-    spaces = namespaces(objects)
-    for key, runtime in sorted(live.runtimes.items()):
-        if key not in applied and is_derived(runtime) and (not key[1] or key[1] in spaces):
-            add("delete", runtime)
+    for runtime in pruned(Render([dict(o) for o in objects], [], {}), live).values():
+        add("delete", runtime)
     out = []
     answers = cluster.reviews([(verb, group, resource, ns) for verb, group, resource, _, ns in asked])
     for ((verb, group, resource, kind, ns), names), (allowed, reason) in zip(asked.items(), answers, strict=True):

@@ -17,6 +17,7 @@ from ..values.text import json_text, markdown_literal, printable
 # The order findings are reported in: what refuses the sync first, then what it would break, then notes.
 CODES: Final = (
     "runtime-ref-immutable",
+    "runtime-patches-immutable",
     "runtime-missing",
     "runtime-in-use",
     "quota-exceeded",

@@ -1,7 +1,8 @@
 """``pkg/runtime/framework/plugins/jobset/jobset.go`` ``Validate``: a TrainJob with
 ``spec.initializer.dataset`` (``model``) needs a replicated job ``dataset-initializer``
 (``model-initializer``) with a container of that name that mounts the volume ``initializer``, in the
-runtime as the TrainJob's patches make it (ContainerPatch ``volumeMounts`` count)."""
+runtime as the TrainJob's patches make it (ContainerPatch ``volumeMounts`` count). The volume mount is
+v2.3.0's rule: v2.2.x needs the job and the container only (``trainer/releases.py``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..resolve.context import TrainJobContext
+from ..trainer.releases import release
 from ..trainer.runtime_view import RuntimeContainerView
 from ..trainer.sites import ContainerSite
 from ..values.violations import Violation
@@ -25,6 +27,7 @@ def _check(context: TrainJobContext, _: Any) -> list[Violation]:
     runtime = context.runtime
     assert runtime.model is not None
     out: list[Violation] = []
+    mount_rule = release(context.config.trainer_version).initializer_volume_rule
     jobs = {job.name: job for job in runtime.model.replicated_jobs}
     for key, name in (("dataset", "dataset-initializer"), ("model", "model-initializer")):
         if initializer.get(key) is None:
@@ -35,7 +38,7 @@ def _check(context: TrainJobContext, _: Any) -> list[Violation]:
             problem = f"must have {name} job when trainJob is configured with input {key}Config"
         elif container is None:
             problem = f"must have container with name - {name} in the {name} job"
-        elif _mounts_initializer(container, context.sites, name):
+        elif not mount_rule or _mounts_initializer(container, context.sites, name):
             continue
         else:
             problem = f"must have volumeMount with name - {INITIALIZER_VOLUME} in container {name} of the {name} job"

@@ -127,6 +127,11 @@ def _quota_constraints(quota: Quota, jobs: list[JobView]) -> list[Violation]:
     return out
 
 
+def quota_constraints(quota: Quota, jobs: list[JobView]) -> list[Violation]:
+    """The containers of ``jobs`` that lack a value the quota makes admission require (``check``'s too)."""
+    return _quota_constraints(quota, jobs)
+
+
 def scopes_match(quota: Quota, job: JobView) -> bool | None:
     """Whether the quota applies to the job's pods; None when that cannot be told from the template."""
     result = True

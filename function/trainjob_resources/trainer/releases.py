@@ -14,6 +14,7 @@ v2.2.x (v2.2.0, v2.2.1) and v2.3.0 all have ``runtimePatches``. Where v2.2.x dif
   (manifests/base/webhook/patch_validating.yaml is v2.3.0's).
 - No runtime snapshot (pkg/runtime/core/snapshot.go is v2.3.0's), and a runtime in use carries the
   finalizer ``trainer.kubeflow.org/resource-in-use``: neither changes what the function writes.
+- The dataset and model initializer containers need not mount the volume ``initializer``.
 """
 
 from __future__ import annotations
@@ -56,6 +57,28 @@ class TrainerRelease(Record):
     def storage_uri_rule(self) -> bool:
         """Whether the CRD checks an initializer's ``storageUri`` (empty or ``scheme://...``)."""
         return self.minor >= 3
+
+    @property
+    def initializer_volume_rule(self) -> bool:
+        """Whether the TrainJob webhook needs the dataset and model initializer containers to mount the
+        volume ``initializer`` (``Validate`` in pkg/runtime/framework/plugins/jobset/jobset.go at v2.3.0; at
+        v2.2.1 it needs the job and the container only, and runs upstream's data-cache runtime, which mounts
+        no such volume)."""
+        return self.minor >= 3
+
+    @property
+    def runtime_snapshot(self) -> bool:
+        """Whether a TrainJob's JobSet is built from the snapshot of its runtime taken at its first reconcile
+        (pkg/runtime/core/snapshot.go, v2.3.0) rather than from the live runtime at each reconcile (v2.2)."""
+        return self.minor >= 3
+
+    @property
+    def in_use_finalizer(self) -> bool:
+        """Whether the runtime controllers keep a runtime that TrainJobs name behind the finalizer
+        ``trainer.kubeflow.org/resource-in-use`` (v2.2: a deleted one stays Terminating until they are gone;
+        v2.3.0 only removes that finalizer): pkg/controller/trainingruntime_controller.go and
+        clustertrainingruntime_controller.go."""
+        return self.minor < 3
 
     @property
     def webhook_selector(self) -> bool:

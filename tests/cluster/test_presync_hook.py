@@ -116,17 +116,22 @@ def test_the_presync_hook_applied_as_argo_cd_passes_and_fails_the_sync_with_chec
         "subjects": [{"kind": "ServiceAccount", "name": "argocd-application-controller", "namespace": "argocd"}],
     }
     apply(cp, dump(binding))
-    assert SYNCER == "system:serviceaccount:argocd:argocd-application-controller"
-    repo = tmp_path / "repo"
-    write(repo / "trainjob.yaml", trainjob("train", ns, "presync-base", memory="2Gi"))
-    git("init", "-q", cwd=repo)
-    git("add", "-A", cwd=repo)
-    git("commit", "-q", "-m", "sync", cwd=repo)
-    passed = hook_run(cp, tmp_path / "first", ns, repo)
-    assert passed.returncode == 0, (passed.stdout, passed.stderr)
-    # The next revision names a runtime the cluster does not have: the hook fails, and so the sync.
-    write(repo / "trainjob.yaml", trainjob("train", ns, "no-such-runtime"))
-    git("commit", "-q", "-am", "broken", cwd=repo)
-    failed = hook_run(cp, tmp_path / "second", ns, repo)
-    assert failed.returncode == 1, (failed.stdout, failed.stderr)
-    assert "runtime-missing" in failed.stdout, failed.stdout
+    # Removed afterwards: the control plane is shared, and a later test of the syncer's own rights
+    # (test_check.py's PreSync rights) must not find it cluster-admin.
+    try:
+        assert SYNCER == "system:serviceaccount:argocd:argocd-application-controller"
+        repo = tmp_path / "repo"
+        write(repo / "trainjob.yaml", trainjob("train", ns, "presync-base", memory="2Gi"))
+        git("init", "-q", cwd=repo)
+        git("add", "-A", cwd=repo)
+        git("commit", "-q", "-m", "sync", cwd=repo)
+        passed = hook_run(cp, tmp_path / "first", ns, repo)
+        assert passed.returncode == 0, (passed.stdout, passed.stderr)
+        # The next revision names a runtime the cluster does not have: the hook fails, and so the sync.
+        write(repo / "trainjob.yaml", trainjob("train", ns, "no-such-runtime"))
+        git("commit", "-q", "-am", "broken", cwd=repo)
+        failed = hook_run(cp, tmp_path / "second", ns, repo)
+        assert failed.returncode == 1, (failed.stdout, failed.stderr)
+        assert "runtime-missing" in failed.stdout, failed.stdout
+    finally:
+        cp.delete("clusterrolebinding", "presync-syncer")

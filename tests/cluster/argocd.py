@@ -179,19 +179,32 @@ class ArgoCD:
         argocd_cm: dict[str, Any] | None = None,
     ) -> Compared:
         """The application controller's comparison of ``generated`` with the live objects."""
+        return _compared(self._on_cluster("diff", application, generated, kubeconfig, argocd_cm, []))
+
+    def _on_cluster(
+        self,
+        command: str,
+        application: dict[str, Any],
+        generated: Generated,
+        kubeconfig: str,
+        argocd_cm: dict[str, Any] | None,
+        flags: list[str],
+    ) -> dict[str, Any]:
+        """`diff` or `sync` of ``generated`` against the cluster: its JSON output."""
         assert generated.error is None, generated.error
         with tempfile.TemporaryDirectory(prefix="argocd-") as scratch:
             work = Path(scratch)
             manifests = work / "generated.json"
             manifests.write_text(generated.raw)
-            args = ["diff", "--application", _write(work / "application.yaml", application)]
-            args += ["--manifests", str(manifests), "--kubeconfig", kubeconfig]
+            args = [command, "--application", _write(work / "application.yaml", application)]
+            args += ["--manifests", str(manifests), "--kubeconfig", kubeconfig, *flags]
             if argocd_cm is not None:
                 args += ["--argocd-cm", _write(work / "argocd-cm.yaml", argocd_cm)]
             done = self._run(args, None, work)
         if done.returncode != 0:
-            raise RuntimeError(f"argocd-harness diff exited {done.returncode}: {done.stderr}")
-        return _compared(json.loads(done.stdout))
+            raise RuntimeError(f"argocd-harness {command} exited {done.returncode}: {done.stderr}")
+        out: dict[str, Any] = json.loads(done.stdout)
+        return out
 
     def sync(
         self,
@@ -206,23 +219,8 @@ class ArgoCD:
         """The application controller's sync operation of ``generated`` (gitops-engine's sync, the
         Application's sync options), run to completion; ``self_heal``: as automated self-heal with git
         unchanged (nothing when Synced, else only the OutOfSync resources)."""
-        assert generated.error is None, generated.error
-        with tempfile.TemporaryDirectory(prefix="argocd-") as scratch:
-            work = Path(scratch)
-            manifests = work / "generated.json"
-            manifests.write_text(generated.raw)
-            args = ["sync", "--application", _write(work / "application.yaml", application)]
-            args += ["--manifests", str(manifests), "--kubeconfig", kubeconfig]
-            if argocd_cm is not None:
-                args += ["--argocd-cm", _write(work / "argocd-cm.yaml", argocd_cm)]
-            if prune:
-                args.append("--prune")
-            if self_heal:
-                args.append("--self-heal")
-            done = self._run(args, None, work)
-        if done.returncode != 0:
-            raise RuntimeError(f"argocd-harness sync exited {done.returncode}: {done.stderr}")
-        out = json.loads(done.stdout)
+        flags = (["--prune"] if prune else []) + (["--self-heal"] if self_heal else [])
+        out = self._on_cluster("sync", application, generated, kubeconfig, argocd_cm, flags)
         return Synced(
             skipped=out["skipped"],
             before=_compared(out["before"]),

@@ -1,11 +1,12 @@
 """Argo CD's own code, run for tests: its plugin server and repo-server manifest generation, and its
-application controller's diff (tests/cluster/argocd/, built by `make cluster` into the cache folder).
+application controller's diff and sync (tests/cluster/argocd/, built by `make cluster` into the cache folder).
 
     from tests.cluster.argocd import ArgoCD
 
     argocd = ArgoCD.built()                         # Unavailable when `make cluster` did not build it
     made = argocd.generate(application, repo, plugin_config, env=...)   # made.manifests or made.error
     compared = argocd.diff(application, made, kubeconfig)               # compared.status, per resource
+    synced = argocd.sync(application, made, kubeconfig, prune=True)     # synced.phase, per resource, waves
 
 The harness takes what Argo CD reads (the Application, the plugin's plugin.yaml, argocd-cm) as files, so a
 test can point it at any of them. The plugin server runs on the host (no container engine here): its
@@ -55,6 +56,7 @@ class ResourceDiff:
     name: str
     status: str  # Synced | OutOfSync
     live: bool
+    requires_pruning: bool
     changed: list[str]
     normalized_live: dict[str, Any] | None
     predicted_live: dict[str, Any] | None
@@ -70,6 +72,42 @@ class Compared:
     error: str | None
 
     def resource(self, kind: str, name: str) -> ResourceDiff:
+        (found,) = [r for r in self.resources if (r.kind, r.name) == (kind, name)]
+        return found
+
+
+@dataclass
+class SyncResult:
+    """One resource of the operation's result: Synced, SyncFailed, Pruned, PruneSkipped (and why)."""
+
+    kind: str
+    name: str
+    status: str
+    message: str
+
+
+@dataclass
+class Wave:
+    """One wave gitops-engine ran, and the resources whose result appeared in it."""
+
+    wave: int
+    final: bool
+    resources: list[str]  # Kind/name
+
+
+@dataclass
+class Synced:
+    """A sync operation run to completion (the Application's status.operationState)."""
+
+    skipped: bool  # a self-heal found the Application Synced
+    before: Compared  # the comparison it started from
+    phase: str  # Succeeded | Failed | Error
+    message: str
+    resources: list[SyncResult]
+    waves: list[Wave]
+    passes: int
+
+    def result(self, kind: str, name: str) -> SyncResult:
         (found,) = [r for r in self.resources if (r.kind, r.name) == (kind, name)]
         return found
 
@@ -141,38 +179,83 @@ class ArgoCD:
         argocd_cm: dict[str, Any] | None = None,
     ) -> Compared:
         """The application controller's comparison of ``generated`` with the live objects."""
+        return _compared(self._on_cluster("diff", application, generated, kubeconfig, argocd_cm, []))
+
+    def _on_cluster(
+        self,
+        command: str,
+        application: dict[str, Any],
+        generated: Generated,
+        kubeconfig: str,
+        argocd_cm: dict[str, Any] | None,
+        flags: list[str],
+    ) -> dict[str, Any]:
+        """`diff` or `sync` of ``generated`` against the cluster: its JSON output."""
         assert generated.error is None, generated.error
         with tempfile.TemporaryDirectory(prefix="argocd-") as scratch:
             work = Path(scratch)
             manifests = work / "generated.json"
             manifests.write_text(generated.raw)
-            args = ["diff", "--application", _write(work / "application.yaml", application)]
-            args += ["--manifests", str(manifests), "--kubeconfig", kubeconfig]
+            args = [command, "--application", _write(work / "application.yaml", application)]
+            args += ["--manifests", str(manifests), "--kubeconfig", kubeconfig, *flags]
             if argocd_cm is not None:
                 args += ["--argocd-cm", _write(work / "argocd-cm.yaml", argocd_cm)]
             done = self._run(args, None, work)
         if done.returncode != 0:
-            raise RuntimeError(f"argocd-harness diff exited {done.returncode}: {done.stderr}")
-        out = json.loads(done.stdout)
-        return Compared(
-            status=out["status"],
-            server_side_diff=out["serverSideDiff"],
-            error=out.get("error"),
+            raise RuntimeError(f"argocd-harness {command} exited {done.returncode}: {done.stderr}")
+        out: dict[str, Any] = json.loads(done.stdout)
+        return out
+
+    def sync(
+        self,
+        application: dict[str, Any],
+        generated: Generated,
+        kubeconfig: str,
+        *,
+        argocd_cm: dict[str, Any] | None = None,
+        prune: bool = False,
+        self_heal: bool = False,
+    ) -> Synced:
+        """The application controller's sync operation of ``generated`` (gitops-engine's sync, the
+        Application's sync options), run to completion; ``self_heal``: as automated self-heal with git
+        unchanged (nothing when Synced, else only the OutOfSync resources)."""
+        flags = (["--prune"] if prune else []) + (["--self-heal"] if self_heal else [])
+        out = self._on_cluster("sync", application, generated, kubeconfig, argocd_cm, flags)
+        return Synced(
+            skipped=out["skipped"],
+            before=_compared(out["before"]),
+            phase=out["phase"],
+            message=out["message"],
             resources=[
-                ResourceDiff(
-                    group=r["group"],
-                    kind=r["kind"],
-                    namespace=r["namespace"],
-                    name=r["name"],
-                    status=r["status"],
-                    live=r["live"],
-                    changed=r["changed"],
-                    normalized_live=r.get("normalizedLive"),
-                    predicted_live=r.get("predictedLive"),
-                )
+                SyncResult(kind=r["kind"], name=r["name"], status=r["status"], message=r["message"])
                 for r in out["resources"]
             ],
+            waves=[Wave(wave=w["wave"], final=w["final"], resources=w["resources"]) for w in out["waves"]],
+            passes=out["passes"],
         )
+
+
+def _compared(out: dict[str, Any]) -> Compared:
+    return Compared(
+        status=out["status"],
+        server_side_diff=out["serverSideDiff"],
+        error=out.get("error"),
+        resources=[
+            ResourceDiff(
+                group=r["group"],
+                kind=r["kind"],
+                namespace=r["namespace"],
+                name=r["name"],
+                status=r["status"],
+                live=r["live"],
+                requires_pruning=r["requiresPruning"],
+                changed=r["changed"],
+                normalized_live=r.get("normalizedLive"),
+                predicted_live=r.get("predictedLive"),
+            )
+            for r in out["resources"]
+        ],
+    )
 
 
 def _write(path: Path, document: dict[str, Any]) -> str:

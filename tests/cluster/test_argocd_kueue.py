@@ -51,8 +51,12 @@ class Tracked(Scene):
         loader(self.trainjob)["env"] = [{"name": "DATA", "value": "s3://bucket"}]
         self.rerender()
 
+    def trainjobs(self) -> list[dict[str, Any]]:
+        """The TrainJobs in git."""
+        return [self.trainjob]
+
     def rerender(self) -> None:
-        source = write(self.tmp_path / self.ns / "bundle.yaml", self.base, self.trainjob)
+        source = write(self.tmp_path / self.ns / "bundle.yaml", self.base, *self.trainjobs())
         manifests = [d for d in yaml.safe_load_all(render(str(source), cwd=self.tmp_path)) if d]
         for obj in manifests:
             annotations = obj["metadata"].setdefault("annotations", {})
@@ -200,7 +204,7 @@ def test_a_changed_override_with_a_new_trainjob_name_is_out_of_sync(
     """The way through docs/argocd-multi-team.md gives: the changed override is a new run, under a new
     name. The server-side diff dry-runs nothing for a new object (gitops-engine's ServerSideDiff
     compares a creation shallowly), so Argo CD says OutOfSync: the new TrainJob and its runtime to
-    create (the old TrainJob is left to prune); applied server-side, the new one is admitted and starts."""
+    create, the old TrainJob and its runtime to prune; applied server-side, the new one is admitted and starts."""
     scene = Tracked(plane, tmp_path, "argo-rename")
     scene.running()
     loader(scene.trainjob)["resources"] = {"requests": {"memory": "4Gi"}}  # 3Gi before
@@ -212,9 +216,11 @@ def test_a_changed_override_with_a_new_trainjob_name_is_out_of_sync(
     assert compared.status == "OutOfSync"
     new = {(r.kind, r.name) for r in compared.resources if not r.live}
     assert ("TrainJob", "job-2") in new and any(kind == "TrainingRuntime" for kind, _ in new), new
-    # The old TrainJob, no longer in git, is the controller's to find by its tracking annotation (its
-    # cluster cache) and prune; the harness reads only the targets' objects, so it is not listed here.
-    assert all(r.name != "job" for r in compared.resources)
+    # The old TrainJob and its derived runtime, no longer in git, are found by their tracking annotation
+    # (the controller's cluster cache) and listed to prune.
+    to_prune = {(r.kind, r.name) for r in compared.resources if r.requires_pruning}
+    assert ("TrainJob", "job") in to_prune and len(to_prune) == 2, to_prune
+    assert all(r.live and r.status == "OutOfSync" for r in compared.resources if r.requires_pruning)
 
     scene.apply(server_side=True)
     job2 = plane.get("trainjobs.trainer.kubeflow.org", "job-2", scene.ns)

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/argoproj/argo-cd/gitops-engine/v3/pkg/diff"
@@ -39,13 +41,15 @@ import (
 
 // objectDiff is one target's comparison, as the Application's resource list shows it.
 type objectDiff struct {
-	Group     string   `json:"group"`
-	Kind      string   `json:"kind"`
-	Namespace string   `json:"namespace"`
-	Name      string   `json:"name"`
-	Status    string   `json:"status"`
-	Live      bool     `json:"live"`
-	Changed   []string `json:"changed"`
+	Group     string `json:"group"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Status    string `json:"status"`
+	Live      bool   `json:"live"`
+	// RequiresPruning: a live object of the Application that git no longer holds.
+	RequiresPruning bool     `json:"requiresPruning"`
+	Changed         []string `json:"changed"`
 	// NormalizedLive and PredictedLive are the two sides the diff compared (Argo CD's UI shows their diff).
 	NormalizedLive json.RawMessage `json:"normalizedLive,omitempty"`
 	PredictedLive  json.RawMessage `json:"predictedLive,omitempty"`
@@ -70,48 +74,95 @@ func diffCommand(args []string) error {
 	if *appPath == "" || *manifestsPath == "" || *kubeconfig == "" {
 		return errors.New("diff needs --application, --manifests and --kubeconfig")
 	}
-	app, err := readApplication(*appPath)
-	if err != nil {
-		return err
-	}
-	targets, err := readManifests(*manifestsPath)
-	if err != nil {
-		return err
-	}
-	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out, err := compare(ctx, app, targets, config, *cmPath, *controllerSSD)
+	in, err := readInputs(ctx, *appPath, *manifestsPath, *kubeconfig, *cmPath)
 	if err != nil {
 		return err
 	}
-	return printJSON(out)
+	compared, err := compare(ctx, in, *controllerSSD)
+	if err != nil {
+		return err
+	}
+	return printJSON(compared.out)
 }
 
-func readManifests(path string) ([]*unstructured.Unstructured, error) {
-	data, err := os.ReadFile(path)
+// inputs is what diff and sync read: the Application, the target manifests (`generate`'s output), the
+// destination cluster and argocd-cm.
+type inputs struct {
+	app      *v1alpha1.Application
+	targets  []*unstructured.Unstructured
+	revision string
+	cluster  *cluster
+	settings *argoSettings
+}
+
+func readInputs(ctx context.Context, appPath, manifestsPath, kubeconfig, cmPath string) (*inputs, error) {
+	app, err := readApplication(appPath)
 	if err != nil {
 		return nil, err
 	}
+	targets, revision, err := readManifests(manifestsPath)
+	if err != nil {
+		return nil, err
+	}
+	destination, err := connect(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	read, err := readArgoSettings(ctx, cmPath)
+	if err != nil {
+		return nil, err
+	}
+	return &inputs{app: app, targets: targets, revision: revision, cluster: destination, settings: read}, nil
+}
+
+// cluster is the destination: its REST config, discovery (kinds and scopes) and a dynamic client.
+type cluster struct {
+	config    *rest.Config
+	discovery discovery.DiscoveryInterface
+	mapper    meta.RESTMapper
+	dynamic   dynamic.Interface
+}
+
+func connect(kubeconfig string) (*cluster, error) {
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	discoveryClient, err := discovery.NewDiscoveryClientForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	dynamicClient, err := dynamic.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	cached := memory.NewMemCacheClient(discoveryClient)
+	return &cluster{config: config, discovery: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), dynamic: dynamicClient}, nil
+}
+
+func readManifests(path string) ([]*unstructured.Unstructured, string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", err
+	}
 	var generated generateResult
 	if err := json.Unmarshal(data, &generated); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
 	if generated.Error != "" {
-		return nil, fmt.Errorf("%s holds a generation error: %s", path, generated.Error)
+		return nil, "", fmt.Errorf("%s holds a generation error: %s", path, generated.Error)
 	}
 	objects := make([]*unstructured.Unstructured, 0, len(generated.Manifests))
 	for _, manifest := range generated.Manifests {
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(manifest); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, "", fmt.Errorf("%s: %w", path, err)
 		}
 		objects = append(objects, obj)
 	}
-	return objects, nil
+	return objects, generated.Revision, nil
 }
 
 // scopes answers the controller's "is this kind namespaced" from the API's discovery (the controller asks its
@@ -126,59 +177,46 @@ func (s scopes) IsNamespaced(gk schema.GroupKind) (bool, error) {
 	return mapping.Scope.Name() == meta.RESTScopeNameNamespace, nil
 }
 
+// comparison is CompareAppState's result: what the Application shows (out) and what a sync starts from.
+type comparison struct {
+	out               *diffOutput
+	reconciliation    sync.ReconciliationResult
+	diffs             *diff.DiffResultList
+	resourceOverrides map[string]v1alpha1.ResourceOverride
+}
+
 // compare follows the application controller's CompareAppState (controller/state.go): targets normalized with
-// NormalizeTargetObjects (namespace, tracking), live objects matched by sync.Reconcile, the diff configured by
-// argodiff.NewDiffConfigBuilder with the Application's ignoreDifferences, argocd-cm's resource overrides and
-// compare options, the GVK parser from the cluster's OpenAPI, manager argocd-controller, server-side diff as
-// shouldUseServerSideDiff decides, then argodiff.StateDiffs; a resource is OutOfSync when its diff is modified
-// or it is missing.
-func compare(ctx context.Context, app *v1alpha1.Application, targets []*unstructured.Unstructured, config *rest.Config, cmPath string, controllerSSD bool) (*diffOutput, error) {
-	settingsMgr, err := settingsManager(ctx, cmPath)
+// NormalizeTargetObjects (namespace, tracking), the Application's live objects (managedLiveObjects) matched by
+// sync.Reconcile, the diff configured by argodiff.NewDiffConfigBuilder with the Application's
+// ignoreDifferences, argocd-cm's resource overrides and compare options, the GVK parser from the cluster's
+// OpenAPI, manager argocd-controller, server-side diff as shouldUseServerSideDiff decides, then
+// argodiff.StateDiffs; a resource is OutOfSync when its diff is modified, it is missing, or git no longer
+// holds it (it requires pruning).
+func compare(ctx context.Context, in *inputs, controllerSSD bool) (*comparison, error) {
+	app, tracked := in.app, in.settings
+	resourceOverrides, err := tracked.manager.GetResourceOverrides()
 	if err != nil {
 		return nil, err
 	}
-	appLabelKey, err := settingsMgr.GetAppInstanceLabelKey()
+	compareOptions, err := tracked.manager.GetResourceCompareOptions()
 	if err != nil {
 		return nil, err
 	}
-	trackingMethod, err := settingsMgr.GetTrackingMethod()
-	if err != nil {
-		return nil, err
-	}
-	installationID, err := settingsMgr.GetInstallationID()
-	if err != nil {
-		return nil, err
-	}
-	resourceOverrides, err := settingsMgr.GetResourceOverrides()
-	if err != nil {
-		return nil, err
-	}
-	compareOptions, err := settingsMgr.GetResourceCompareOptions()
-	if err != nil {
-		return nil, err
-	}
-
-	discoveryClient, err := discovery.NewDiscoveryClientForConfig(config)
-	if err != nil {
-		return nil, err
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discoveryClient))
-	infoProvider := scopes{mapper}
-	dynamicClient, err := dynamic.NewForConfig(config)
-	if err != nil {
-		return nil, err
-	}
-
+	infoProvider := scopes{in.cluster.mapper}
 	tracking := argo.NewResourceTracking()
 	appName := app.InstanceName(argocdNamespace)
 	namespace := app.Spec.Destination.Namespace
+	targets := make([]*unstructured.Unstructured, 0, len(in.targets))
+	for _, target := range in.targets {
+		targets = append(targets, target.DeepCopy())
+	}
 	targets, _, err = controller.NormalizeTargetObjects(namespace, targets, infoProvider, func(u *unstructured.Unstructured) error {
-		return tracking.SetAppInstance(u, appLabelKey, appName, namespace, v1alpha1.TrackingMethod(trackingMethod), installationID)
+		return tracking.SetAppInstance(u, tracked.appLabelKey, appName, namespace, v1alpha1.TrackingMethod(tracked.trackingMethod), tracked.installationID)
 	})
 	if err != nil {
 		return nil, err
 	}
-	live, err := liveObjects(ctx, targets, mapper, dynamicClient)
+	live, err := managedLiveObjects(ctx, in.cluster, targets, appName, tracked)
 	if err != nil {
 		return nil, err
 	}
@@ -187,13 +225,13 @@ func compare(ctx context.Context, app *v1alpha1.Application, targets []*unstruct
 	serverSideDiff := useServerSideDiff(app, controllerSSD)
 	builder := argodiff.NewDiffConfigBuilder().
 		WithDiffSettings(app.Spec.IgnoreDifferences, resourceOverrides, compareOptions.IgnoreAggregatedRoles, normalizers.IgnoreNormalizerOpts{}).
-		WithTracking(appLabelKey, trackingMethod).
+		WithTracking(tracked.appLabelKey, tracked.trackingMethod).
 		WithNoCache()
 	if resourceutil.HasAnnotationOption(app, common.AnnotationCompareOptions, "IncludeMutationWebhook=true") {
 		builder.WithIgnoreMutationWebhook(false)
 	}
 	kubectl := &kube.KubectlCmd{Log: logr.Discard(), Tracer: &tracing.NopTracer{}}
-	_, gvkParser, err := kubectl.LoadOpenAPISchema(config)
+	_, gvkParser, err := kubectl.LoadOpenAPISchema(in.cluster.config)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +239,7 @@ func compare(ctx context.Context, app *v1alpha1.Application, targets []*unstruct
 	builder.WithManager(common.ArgoCDSSAManager)
 	builder.WithServerSideDiff(serverSideDiff)
 	if serverSideDiff {
-		applier, cleanup, err := kubeutil.ManageServerSideDiffDryRuns(config, nil)
+		applier, cleanup, err := kubeutil.ManageServerSideDiffDryRuns(in.cluster.config, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -213,12 +251,14 @@ func compare(ctx context.Context, app *v1alpha1.Application, targets []*unstruct
 		return nil, err
 	}
 	out := &diffOutput{ServerSideDiff: serverSideDiff, Status: string(v1alpha1.SyncStatusCodeSynced), Resources: []objectDiff{}}
+	compared := &comparison{out: out, reconciliation: reconciliation, resourceOverrides: resourceOverrides}
 	results, err := argodiff.StateDiffs(ctx, reconciliation.Live, reconciliation.Target, diffConfig)
 	if err != nil {
 		out.Error = "Failed to compare desired state to live state: " + err.Error()
 		out.Status = string(v1alpha1.SyncStatusCodeUnknown)
-		return out, nil
+		return compared, nil
 	}
+	compared.diffs = results
 	for i, target := range reconciliation.Target {
 		liveObj := reconciliation.Live[i]
 		obj := target
@@ -228,7 +268,8 @@ func compare(ctx context.Context, app *v1alpha1.Application, targets []*unstruct
 		result := results.Diffs[i]
 		entry := objectDiff{
 			Group: obj.GroupVersionKind().Group, Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
-			Status: string(v1alpha1.SyncStatusCodeSynced), Live: liveObj != nil, Changed: []string{},
+			Status: string(v1alpha1.SyncStatusCodeSynced), Live: liveObj != nil, RequiresPruning: target == nil,
+			Changed:        []string{},
 			NormalizedLive: rawOrNil(result.NormalizedLive), PredictedLive: rawOrNil(result.PredictedLive),
 		}
 		if result.Modified || liveObj == nil || target == nil {
@@ -238,7 +279,7 @@ func compare(ctx context.Context, app *v1alpha1.Application, targets []*unstruct
 		}
 		out.Resources = append(out.Resources, entry)
 	}
-	return out, nil
+	return compared, nil
 }
 
 // useServerSideDiff is controller/state.go's shouldUseServerSideDiff: off by the compare-options annotation
@@ -253,30 +294,79 @@ func useServerSideDiff(app *v1alpha1.Application, controllerLevel bool) bool {
 		(app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.SyncOptions.HasOption("ServerSideApply=true"))
 }
 
-// liveObjects reads each target's object from the API (the controller reads them from its watch cache of the
-// same API), by the key sync.Reconcile matches on.
-func liveObjects(ctx context.Context, targets []*unstructured.Unstructured, mapper meta.RESTMapper, client dynamic.Interface) (map[kube.ResourceKey]*unstructured.Unstructured, error) {
+// managedLiveObjects is what the controller's cluster cache answers for the Application (gitops-engine
+// pkg/cache/cluster.go, GetManagedLiveObjs, with controller/cache/cache.go's isManaged): every object of a
+// kind argocd-cm does not exclude, without owner references, whose tracking names the Application, read by
+// listing each kind (the cache watches them); then each target's object under its key where tracking did
+// not find it.
+func managedLiveObjects(ctx context.Context, destination *cluster, targets []*unstructured.Unstructured, appName string, tracked *argoSettings) (map[kube.ResourceKey]*unstructured.Unstructured, error) {
+	filter, err := tracked.manager.GetResourcesFilter()
+	if err != nil {
+		return nil, err
+	}
+	tracking := argo.NewResourceTracking()
 	live := map[kube.ResourceKey]*unstructured.Unstructured{}
-	for _, target := range targets {
-		gvk := target.GroupVersionKind()
-		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", gvk, target.GetName(), err)
-		}
-		var resource dynamic.ResourceInterface = client.Resource(mapping.Resource)
-		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-			resource = client.Resource(mapping.Resource).Namespace(target.GetNamespace())
-		}
-		obj, err := resource.Get(ctx, target.GetName(), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
+	lists, err := destination.discovery.ServerPreferredResources()
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, err
+	}
+	for _, list := range lists {
+		groupVersion, err := schema.ParseGroupVersion(list.GroupVersion)
 		if err != nil {
 			return nil, err
 		}
-		live[kube.GetResourceKey(obj)] = obj
+		for _, resource := range list.APIResources {
+			if strings.Contains(resource.Name, "/") || !slices.Contains(resource.Verbs, "list") ||
+				filter.IsExcludedResource(groupVersion.Group, resource.Kind, destination.config.Host) {
+				continue
+			}
+			items, err := destination.dynamic.Resource(groupVersion.WithResource(resource.Name)).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+					continue
+				}
+				return nil, err
+			}
+			for i := range items.Items {
+				obj := &items.Items[i]
+				if len(obj.GetOwnerReferences()) == 0 &&
+					tracking.GetAppName(obj, tracked.appLabelKey, v1alpha1.TrackingMethod(tracked.trackingMethod), tracked.installationID) == appName {
+					live[kube.GetResourceKey(obj)] = obj
+				}
+			}
+		}
+	}
+	for _, target := range targets {
+		if _, found := live[kube.GetResourceKey(target)]; found {
+			continue
+		}
+		obj, err := getLive(ctx, destination, target)
+		if err != nil {
+			return nil, err
+		}
+		if obj != nil {
+			live[kube.GetResourceKey(obj)] = obj
+		}
 	}
 	return live, nil
+}
+
+// getLive reads the live object of a target (nil when there is none).
+func getLive(ctx context.Context, destination *cluster, target *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	gvk := target.GroupVersionKind()
+	mapping, err := destination.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", gvk, target.GetName(), err)
+	}
+	var resource dynamic.ResourceInterface = destination.dynamic.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		resource = destination.dynamic.Resource(mapping.Resource).Namespace(target.GetNamespace())
+	}
+	obj, err := resource.Get(ctx, target.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return obj, err
 }
 
 func rawOrNil(data []byte) json.RawMessage {

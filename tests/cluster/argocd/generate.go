@@ -169,22 +169,11 @@ func startPluginSidecar(ctx context.Context, work, pluginConfig string) (func(),
 // the Application's path, with the request the application controller builds (controller/state.go,
 // getRepoObjs).
 func generate(ctx context.Context, app *v1alpha1.Application, repoDir, work, cmPath, kubeVersion string, apiVersions []string) (*generateResult, error) {
-	settingsMgr, err := settingsManager(ctx, cmPath)
+	argo, err := readArgoSettings(ctx, cmPath)
 	if err != nil {
 		return nil, err
 	}
-	appLabelKey, err := settingsMgr.GetAppInstanceLabelKey()
-	if err != nil {
-		return nil, err
-	}
-	trackingMethod, err := settingsMgr.GetTrackingMethod()
-	if err != nil {
-		return nil, err
-	}
-	installationID, err := settingsMgr.GetInstallationID()
-	if err != nil {
-		return nil, err
-	}
+	settingsMgr := argo.manager
 	enabledSourceTypes, err := settingsMgr.GetEnabledSourceTypes()
 	if err != nil {
 		return nil, err
@@ -229,17 +218,17 @@ func generate(ctx context.Context, app *v1alpha1.Application, repoDir, work, cmP
 	request := &apiclient.ManifestRequest{
 		Repo:               &v1alpha1.Repository{Repo: source.RepoURL},
 		Revision:           source.TargetRevision,
-		AppLabelKey:        appLabelKey,
+		AppLabelKey:        argo.appLabelKey,
 		AppName:            app.InstanceName(argocdNamespace),
 		Namespace:          app.Spec.Destination.Namespace,
 		ApplicationSource:  source,
 		KustomizeOptions:   kustomizeSettings,
 		KubeVersion:        kubeVersion,
 		ApiVersions:        apiVersions,
-		TrackingMethod:     trackingMethod,
+		TrackingMethod:     argo.trackingMethod,
 		EnabledSourceTypes: enabledSourceTypes,
 		ProjectName:        app.Spec.Project,
-		InstallationID:     installationID,
+		InstallationID:     argo.installationID,
 	}
 	response, err := repository.GenerateManifests(ctx, appPath, gitClient.Root(), commitSHA, request, false,
 		&git.NoopCredsStore{}, resource.MustParse("10M"), utilio.NewRandomizedTempPaths(filepath.Join(work, "helm")))

@@ -2,6 +2,7 @@
 //
 //	argocd-harness generate --application APP.yaml --repo GITDIR --plugin-config plugin.yaml [--argocd-cm CM.yaml]
 //	argocd-harness diff --application APP.yaml --manifests GENERATED.json --kubeconfig FILE [--argocd-cm CM.yaml]
+//	argocd-harness sync --application APP.yaml --manifests GENERATED.json --kubeconfig FILE [--argocd-cm CM.yaml] [--prune] [--self-heal]
 //	argocd-harness cmp-server --config-dir DIR   (started by generate: the plugin sidecar)
 //
 // Each prints one JSON document on stdout. Argo CD v3.6.2 and its gitops-engine are dependencies by version
@@ -10,7 +11,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -19,11 +19,7 @@ import (
 	"strings"
 
 	"github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
-	"github.com/argoproj/argo-cd/v3/util/settings"
 	log "github.com/sirupsen/logrus"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
 )
 
@@ -42,6 +38,8 @@ func main() {
 		err = generateCommand(os.Args[2:])
 	case "diff":
 		err = diffCommand(os.Args[2:])
+	case "sync":
+		err = syncCommand(os.Args[2:])
 	case "cmp-server":
 		err = cmpServerCommand(os.Args[2:])
 	default:
@@ -57,7 +55,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: argocd-harness generate|diff|cmp-server [flags] (see main.go)")
+	fmt.Fprintln(os.Stderr, "usage: argocd-harness generate|diff|sync|cmp-server [flags] (see main.go)")
 	os.Exit(2)
 }
 
@@ -79,32 +77,6 @@ func readApplication(path string) (*v1alpha1.Application, error) {
 		return nil, fmt.Errorf("%s: the harness reads one spec.source", path)
 	}
 	return &app, nil
-}
-
-// settingsManager is Argo CD's own reader of argocd-cm (util/settings), over an in-memory API holding the
-// given ConfigMap (an empty one without a file: Argo CD's defaults).
-func settingsManager(ctx context.Context, cmPath string) (*settings.SettingsManager, error) {
-	cm := &corev1.ConfigMap{}
-	if cmPath != "" {
-		data, err := os.ReadFile(cmPath)
-		if err != nil {
-			return nil, err
-		}
-		if err := yaml.UnmarshalStrict(data, cm); err != nil {
-			return nil, fmt.Errorf("%s: %w", cmPath, err)
-		}
-	}
-	cm.ObjectMeta = metav1.ObjectMeta{
-		Name:      "argocd-cm",
-		Namespace: argocdNamespace,
-		Labels:    map[string]string{"app.kubernetes.io/part-of": "argocd"},
-	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-		Name:      "argocd-secret",
-		Namespace: argocdNamespace,
-		Labels:    map[string]string{"app.kubernetes.io/part-of": "argocd"},
-	}}
-	return settings.NewSettingsManager(ctx, fake.NewClientset(cm, secret), argocdNamespace), nil
 }
 
 // stringList is a repeatable flag.

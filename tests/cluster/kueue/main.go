@@ -90,7 +90,7 @@ func run() error {
 	webhookFile := fs.String("webhook", "", "Kueue's webhook configuration (config/components/webhook/manifests.yaml; required)")
 	watchStdin := fs.Bool("watch-stdin", true, "stop when stdin closes")
 	verbosity := fs.Int("v", 0, "log verbosity (logs go to stderr)")
-	startTimeout := fs.Duration("start-timeout", 2*time.Minute, "how long the webhook server and the cache may take")
+	startTimeout := fs.Duration("start-timeout", 2*time.Minute, "how long Kueue's CRDs, the webhook server and the cache may each take")
 	_ = fs.Parse(os.Args[1:])
 	if *kubeconfig == "" || len(crds) == 0 || *webhookFile == "" {
 		fs.Usage()
@@ -149,7 +149,9 @@ func run() error {
 		conf.Webhooks, conf.Name = kept, "kueue-"+conf.Name
 		validating = append(validating, conf)
 	}
-	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: crds, ErrorIfPathMissing: true}); err != nil {
+	// MaxTime: envtest's default (10 s) for the CRDs to be served ran out on a busy machine.
+	crdOptions := envtest.CRDInstallOptions{Paths: crds, ErrorIfPathMissing: true, MaxTime: *startTimeout}
+	if _, err := envtest.InstallCRDs(cfg, crdOptions); err != nil {
 		return fmt.Errorf("installing Kueue's CRDs: %w", err)
 	}
 	hooks.MutatingWebhooks, hooks.ValidatingWebhooks = mutating, validating

@@ -7,6 +7,10 @@
 // Kueue's own kinds and for TrainJobs: no handler runs here for Pods, Jobs or the other integrations),
 // and this process serves those webhooks.
 //
+// One source for every Kueue release with a harness: built on go.mod's (v0.17.0) by
+// tests/cluster/build.sh, on ../kueue-v0.19/go.mod's with -tags kueue_v0_19 by ../kueue-v0.19/build.sh;
+// release_v0_<minor>.go holds the calls whose signatures differ between the releases.
+//
 // It prints one line `READY {json}` on stdout once the webhook server answers and the manager's cache
 // has synced, and runs until SIGTERM/SIGINT or until its stdin closes.
 package main
@@ -47,7 +51,6 @@ import (
 	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
 	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	"sigs.k8s.io/kueue/pkg/constants"
-	"sigs.k8s.io/kueue/pkg/controller/core"
 	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/controller/jobs/trainjob"
@@ -186,7 +189,7 @@ func run() error {
 	queues := qcache.NewManager(mgr.GetClient(), cCache, requeuer, qcache.WithPreemptionExpectations(expectations))
 	opts := []jobframework.Option{jobframework.WithCache(cCache), jobframework.WithQueues(queues)}
 	reconciler, err := trainjob.NewReconciler(mgrCtx, mgr.GetClient(), mgr.GetFieldIndexer(),
-		mgr.GetEventRecorderFor(constants.JobControllerName), opts...)
+		eventRecorder(mgr, constants.JobControllerName), opts...)
 	if err != nil {
 		return fmt.Errorf("trainjob.NewReconciler: %w", err)
 	}
@@ -204,13 +207,13 @@ func run() error {
 	}
 	configuration := &configapi.Configuration{}
 	mgr.GetScheme().Default(configuration)
-	if name, err := core.SetupControllers(mgr, queues, cCache, configuration, nil, expectations, nil); err != nil {
+	if name, err := setupCoreControllers(mgr, queues, cCache, configuration, expectations); err != nil {
 		return fmt.Errorf("core.SetupControllers (%s): %w", name, err)
 	}
 	if name, err := kueuewebhooks.Setup(mgr, nil); err != nil {
 		return fmt.Errorf("webhooks.Setup (%s): %w", name, err)
 	}
-	sched := scheduler.New(queues, cCache, mgr.GetClient(), mgr.GetEventRecorderFor(constants.AdmissionName),
+	sched := scheduler.New(queues, cCache, mgr.GetClient(), eventRecorder(mgr, constants.AdmissionName),
 		scheduler.WithPreemptionExpectations(expectations))
 	if err := sched.Start(mgrCtx); err != nil {
 		return fmt.Errorf("starting the scheduler: %w", err)

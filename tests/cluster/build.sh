@@ -45,7 +45,15 @@ done
 releases=()
 [ "${#release_mod[@]}" -eq 0 ] || mapfile -t releases < <(printf '%s\n' "${!release_mod[@]}" | sort -rV)
 kueue_version="$(modver sigs.k8s.io/kueue kueue/go.mod)"
-sources=(build.sh go.mod go.sum trainer-v*.mod trainer-v*.sum harness/*.go kueue/*.go kueue/go.mod kueue/go.sum
+# The Kueue harness's source: kueue/*.go but the other releases' release_v0_<minor>.go (build-tagged out;
+# kueue-v0.19/build.sh builds the same source on its own module file).
+kueue_minor="${kueue_version%.*}"
+kueue_sources=()
+for f in kueue/*.go; do
+  case "${f}" in kueue/release_v*.go) [ "${f}" = "kueue/release_${kueue_minor//./_}.go" ] || continue ;; esac
+  kueue_sources+=("${f}")
+done
+sources=(build.sh go.mod go.sum trainer-v*.mod trainer-v*.sum harness/*.go "${kueue_sources[@]}" kueue/go.mod kueue/go.sum
   tools/*/go.mod tools/*/go.sum)
 hash="$(
   {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `make cluster` (its second line): build (or reuse) the Kueue harness on Kueue v0.19.2 (this folder: main.go
-# on v0.19's API, go.mod naming the release), its CRDs and webhook configuration, into a cache folder of its
-# own, keyed by this folder's sources and the Go version:
+# `make cluster` (its second line): build (or reuse) the Kueue harness on Kueue v0.19.2 (../kueue's source,
+# with -tags kueue_v0_19 on this folder's go.mod and go.sum, which name the release), its CRDs and webhook
+# configuration, into a cache folder of its own, keyed by the files the binary is built from and the Go version:
 #
 #   ${TRAINJOB_RESOURCES_CACHE:-$HOME/.cache/trainjob-resources}/kueue-v0.19/<key>/
 #     bin/kueue crds/ webhook.yaml paths.json
@@ -25,10 +25,17 @@ modver() { awk -v m="$1" '$1 == m && $2 ~ /^v/ { print $2; exit }' go.mod; }
 kueue_version="$(modver sigs.k8s.io/kueue)"
 kueue_trainer="$(modver github.com/kubeflow/trainer/v2)"
 cache_root="${TRAINJOB_RESOURCES_CACHE:-${HOME}/.cache/trainjob-resources}/kueue-v0.19"
+# The harness's source: ../kueue/*.go but the other releases' release_v0_<minor>.go (build-tagged out).
+minor="${kueue_version%.*}" # v0.19: the build tag kueue_v0_19 selects release_v0_19.go
+sources=()
+for f in ../kueue/*.go; do
+  case "${f}" in ../kueue/release_v*.go) [ "${f}" = "../kueue/release_${minor//./_}.go" ] || continue ;; esac
+  sources+=("${f}")
+done
 key="kueue-${kueue_version}_$(
   {
     go env GOVERSION GOOS GOARCH
-    sha256sum build.sh go.mod go.sum ./*.go
+    sha256sum build.sh go.mod go.sum "${sources[@]}"
   } | sha256sum | cut -c1-12
 )"
 out="${cache_root}/${key}"
@@ -50,7 +57,8 @@ chmod 755 "${tmp}"
 trap 'chmod -R u+w "${tmp}" 2>/dev/null; rm -rf "${tmp}"' EXIT
 mkdir -p "${tmp}/bin" "${tmp}/crds"
 echo "kueue-v0.19: building the Kueue ${kueue_version} harness (Trainer ${kueue_trainer} inside) into ${out}" >&2
-go build -p 2 -trimpath -buildvcs=false -o "${tmp}/bin/kueue" .
+(cd ../kueue && go build -p 2 -trimpath -buildvcs=false -modfile=../kueue-v0.19/go.mod -tags "kueue_${minor//./_}" \
+  -o "${tmp}/bin/kueue" .)
 # As tests/cluster/build.sh takes v0.17.0's: the CRDs as controller-gen writes them (no conversion webhook;
 # the harness reads and writes v1beta2, the stored version) and the webhook configuration.
 kueue_dir="$(go mod download sigs.k8s.io/kueue && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)"

@@ -1,6 +1,6 @@
-// Our Kueue harness for Kueue v0.19.2 (main.go): a module of its own, as ../kueue is for v0.17.0:
-// Kueue v0.19.2 builds on Trainer v2.2.1 (its go.mod), the main harness on v2.3.0. Built by build.sh
-// here, into a cache of its own. See tests/cluster/README.md.
+// Our Kueue harness (../kueue/*.go) for Kueue v0.19.2: its own module file, as ../kueue/go.mod is v0.17.0's:
+// Kueue v0.19.2 builds on Trainer v2.2.1 (its go.mod), the main harness on v2.3.0. build.sh here builds it
+// with -modfile=../kueue-v0.19/go.mod -tags kueue_v0_19, into a cache of its own. See tests/cluster/README.md.
 module trainjob-resources.test/cluster/kueue-v0.19
 
 go 1.26.0

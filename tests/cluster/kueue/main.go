@@ -7,6 +7,10 @@
 // Kueue's own kinds and for TrainJobs: no handler runs here for Pods, Jobs or the other integrations),
 // and this process serves those webhooks.
 //
+// One source for every Kueue release with a harness: built on go.mod's (v0.17.0) by
+// tests/cluster/build.sh, on ../kueue-v0.19/go.mod's with -tags kueue_v0_19 by ../kueue-v0.19/build.sh;
+// release_v0_<minor>.go holds the calls whose signatures differ between the releases.
+//
 // It prints one line `READY {json}` on stdout once the webhook server answers and the manager's cache
 // has synced, and runs until SIGTERM/SIGINT or until its stdin closes.
 package main
@@ -47,14 +51,22 @@ import (
 	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
 	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	"sigs.k8s.io/kueue/pkg/constants"
-	"sigs.k8s.io/kueue/pkg/controller/core"
 	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/controller/jobs/trainjob"
 	"sigs.k8s.io/kueue/pkg/scheduler"
 	preemptexpectations "sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
+	utilexpectations "sigs.k8s.io/kueue/pkg/util/expectations"
 	kueuewebhooks "sigs.k8s.io/kueue/pkg/webhooks"
 )
+
+// kueueSetup: what the calls whose signatures differ between the releases (release_v0_<minor>.go) take.
+type kueueSetup struct {
+	mgr          manager.Manager
+	queues       *qcache.Manager
+	cache        *schdcache.Cache
+	expectations *utilexpectations.Store
+}
 
 type listFlag []string
 
@@ -71,7 +83,20 @@ func main() {
 // servedGroups: the webhooks kept from Kueue's configuration, by the API group of their rules.
 var servedGroups = map[string]bool{"kueue.x-k8s.io": true, "trainer.kubeflow.org": true}
 
-func served(rules []admissionregistrationv1.RuleWithOperations) bool {
+type rules = []admissionregistrationv1.RuleWithOperations
+
+// servedOnly: hooks less those whose rules name no served group, in place.
+func servedOnly[Hook any](hooks []Hook, rulesOf func(*Hook) rules) []Hook {
+	kept := hooks[:0]
+	for i := range hooks {
+		if served(rulesOf(&hooks[i])) {
+			kept = append(kept, hooks[i])
+		}
+	}
+	return kept
+}
+
+func served(rules rules) bool {
 	for _, rule := range rules {
 		for _, group := range rule.APIGroups {
 			if servedGroups[group] {
@@ -90,7 +115,7 @@ func run() error {
 	webhookFile := fs.String("webhook", "", "Kueue's webhook configuration (config/components/webhook/manifests.yaml; required)")
 	watchStdin := fs.Bool("watch-stdin", true, "stop when stdin closes")
 	verbosity := fs.Int("v", 0, "log verbosity (logs go to stderr)")
-	startTimeout := fs.Duration("start-timeout", 2*time.Minute, "how long the webhook server and the cache may take")
+	startTimeout := fs.Duration("start-timeout", 2*time.Minute, "how long Kueue's CRDs, the webhook server and the cache may each take")
 	_ = fs.Parse(os.Args[1:])
 	if *kubeconfig == "" || len(crds) == 0 || *webhookFile == "" {
 		fs.Usage()
@@ -127,32 +152,19 @@ func run() error {
 	if err := hooks.PrepWithoutInstalling(); err != nil {
 		return fmt.Errorf("reading %s: %w", *webhookFile, err)
 	}
-	var mutating []*admissionregistrationv1.MutatingWebhookConfiguration
 	for _, conf := range hooks.MutatingWebhooks {
-		kept := conf.Webhooks[:0]
-		for _, hook := range conf.Webhooks {
-			if served(hook.Rules) {
-				kept = append(kept, hook)
-			}
-		}
-		conf.Webhooks, conf.Name = kept, "kueue-"+conf.Name
-		mutating = append(mutating, conf)
+		conf.Webhooks = servedOnly(conf.Webhooks, func(hook *admissionregistrationv1.MutatingWebhook) rules { return hook.Rules })
+		conf.Name = "kueue-" + conf.Name
 	}
-	var validating []*admissionregistrationv1.ValidatingWebhookConfiguration
 	for _, conf := range hooks.ValidatingWebhooks {
-		kept := conf.Webhooks[:0]
-		for _, hook := range conf.Webhooks {
-			if served(hook.Rules) {
-				kept = append(kept, hook)
-			}
-		}
-		conf.Webhooks, conf.Name = kept, "kueue-"+conf.Name
-		validating = append(validating, conf)
+		conf.Webhooks = servedOnly(conf.Webhooks, func(hook *admissionregistrationv1.ValidatingWebhook) rules { return hook.Rules })
+		conf.Name = "kueue-" + conf.Name
 	}
-	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: crds, ErrorIfPathMissing: true}); err != nil {
+	// MaxTime: envtest's default (10 s) for the CRDs to be served ran out on a busy machine.
+	crdOptions := envtest.CRDInstallOptions{Paths: crds, ErrorIfPathMissing: true, MaxTime: *startTimeout}
+	if _, err := envtest.InstallCRDs(cfg, crdOptions); err != nil {
 		return fmt.Errorf("installing Kueue's CRDs: %w", err)
 	}
-	hooks.MutatingWebhooks, hooks.ValidatingWebhooks = mutating, validating
 	if err := hooks.Install(cfg); err != nil {
 		return fmt.Errorf("installing Kueue's webhook configuration: %w", err)
 	}
@@ -182,9 +194,10 @@ func run() error {
 	requeuer := qcache.NewRequeuer(qcache.WithBatchPeriod(100 * time.Millisecond))
 	go func() { _ = requeuer.Start(mgrCtx) }()
 	queues := qcache.NewManager(mgr.GetClient(), cCache, requeuer, qcache.WithPreemptionExpectations(expectations))
+	setup := kueueSetup{mgr: mgr, queues: queues, cache: cCache, expectations: expectations}
 	opts := []jobframework.Option{jobframework.WithCache(cCache), jobframework.WithQueues(queues)}
 	reconciler, err := trainjob.NewReconciler(mgrCtx, mgr.GetClient(), mgr.GetFieldIndexer(),
-		mgr.GetEventRecorderFor(constants.JobControllerName), opts...)
+		setup.recorder(constants.JobControllerName), opts...)
 	if err != nil {
 		return fmt.Errorf("trainjob.NewReconciler: %w", err)
 	}
@@ -202,13 +215,13 @@ func run() error {
 	}
 	configuration := &configapi.Configuration{}
 	mgr.GetScheme().Default(configuration)
-	if name, err := core.SetupControllers(mgr, queues, cCache, configuration, nil, expectations, nil); err != nil {
+	if name, err := setup.coreControllers(configuration); err != nil {
 		return fmt.Errorf("core.SetupControllers (%s): %w", name, err)
 	}
 	if name, err := kueuewebhooks.Setup(mgr, nil); err != nil {
 		return fmt.Errorf("webhooks.Setup (%s): %w", name, err)
 	}
-	sched := scheduler.New(queues, cCache, mgr.GetClient(), mgr.GetEventRecorderFor(constants.AdmissionName),
+	sched := scheduler.New(queues, cCache, mgr.GetClient(), setup.recorder(constants.AdmissionName),
 		scheduler.WithPreemptionExpectations(expectations))
 	if err := sched.Start(mgrCtx); err != nil {
 		return fmt.Errorf("starting the scheduler: %w", err)

@@ -31,6 +31,8 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 COUNTER = itertools.count()
 KIND = "TrainingRuntime"
 BASE = "kdiff-base"
+# What the API server's refusal says, by the finding that predicts it.
+REFUSALS = {"runtime-patches-immutable": PATCHES_IMMUTABLE, "runtime-ref-immutable": "field is immutable"}
 JOB_MEMORY = "6Gi"  # each TrainJob's Workload: the data loader's 6Gi (torch-plain's trainer sets none)
 
 situations = st.fixed_dictionaries(
@@ -38,6 +40,7 @@ situations = st.fixed_dictionaries(
         "mode": st.sampled_from(["server-side", "client-side"]),
         "suspended": st.booleans(),
         "prior": st.sampled_from([None, "unchanged", "changed"]),
+        "pinned": st.booleans(),
         # 4Gi: no TrainJob fits; 8Gi: one does; 100Gi: both do.
         "queue_memory": st.sampled_from(["4Gi", "8Gi", "100Gi"]),
     }
@@ -45,15 +48,24 @@ situations = st.fixed_dictionaries(
 
 
 def situation(**changes: Any) -> dict[str, Any]:
-    return {"mode": "server-side", "suspended": False, "prior": None, "queue_memory": "100Gi", **changes}
+    return {
+        "mode": "server-side",
+        "suspended": False,
+        "prior": None,
+        "queue_memory": "100Gi",
+        "pinned": True,
+        **changes,
+    }
 
 
-def queued(name: str, ns: str, zone: str, **spec: Any) -> dict[str, Any]:
-    """A queued TrainJob: the data loader sized through the function, and a nodeSelector patch of another
-    manager, which keeps ``runtimePatches`` in the render."""
-    job = trainjob(name, ns, BASE, JOB_MEMORY, KIND, **spec)
-    pin = build.runtime_patch(build.replicated_job("node", {"nodeSelector": {"zone": zone}}), manager="example.com/pin")
-    job["spec"]["runtimePatches"].append(pin)
+def queued(name: str, ns: str, memory: str, zone: str | None, **spec: Any) -> dict[str, Any]:
+    """A queued TrainJob, its data loader sized through the function (a derived runtime); with ``zone``, a
+    nodeSelector patch of another manager, which keeps ``runtimePatches`` in the render (without, the render
+    has none: the function's patch goes into the derived runtime)."""
+    job = trainjob(name, ns, BASE, memory, KIND, **spec)
+    if zone is not None:
+        selector = build.replicated_job("node", {"nodeSelector": {"zone": zone}})
+        job["spec"]["runtimePatches"].append(build.runtime_patch(selector, manager="example.com/pin"))
     job["metadata"]["labels"] = {QUEUE_LABEL: "team"}
     return job
 
@@ -90,12 +102,14 @@ def reserving(cp: ControlPlane, cluster_queue: str) -> str:
     return cp.kubectl("get", "clusterqueue", cluster_queue, "-o", "jsonpath={.status.reservingWorkloads}").stdout
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(situation=situations)
 # The audit's: an admitted TrainJob synced again unchanged, client-side (Kueue's entry dropped, refused);
 # a suspended TrainJob in git that does not fit beside an admitted one.
 @example(situation=situation(mode="client-side", prior="unchanged"))
 @example(situation=situation(suspended=True, prior="unchanged", queue_memory="8Gi"))
+# Found here: a client-side re-sync of a render without runtimePatches leaves Kueue's entry alone.
+@example(situation=situation(mode="client-side", pinned=False, prior="unchanged", queue_memory="8Gi"))
 def test_every_kueue_consequence_had_its_error_finding_and_every_error_its_consequence(
     plane: ControlPlane,  # noqa: F811
     tmp_path_factory: pytest.TempPathFactory,
@@ -111,18 +125,21 @@ def test_every_kueue_consequence_had_its_error_finding_and_every_error_its_conse
     runtimes = str(write(tmp_path / "base.yaml", base))
     repo = tmp_path / "repo"
 
-    # Before: the prior TrainJob synced, admitted and running (Kueue's entry filled in).
+    # Before: the prior TrainJob synced, admitted and running (Kueue's entry filled in). Changed: its pinned
+    # zone moved, or (unpinned) its data loader resized, so its runtimeRef names another derived runtime.
+    extra = {"suspend": True} if situation["suspended"] else {}
+    pin = "a" if situation["pinned"] else None
     if situation["prior"]:
-        write(repo / "a-prior.yaml", queued("prior", ns, "a"))
+        write(repo / "a-prior.yaml", queued("prior", ns, JOB_MEMORY, pin, **extra))
         first = list(yaml.safe_load_all(render(str(repo), "--runtimes", runtimes, cwd=tmp_path)))
         assert sync(cp, first, situation["mode"]) == {}
         wait_for("the prior TrainJob running", lambda: running(cp, ns, "prior"))
         # check reads the ClusterQueue's status, which Kueue writes a moment after the admission.
         wait_for("the admission in the ClusterQueue's status", lambda: reserving(cp, ns) == "1")
-        zone = "b" if situation["prior"] == "changed" else "a"
-        write(repo / "a-prior.yaml", queued("prior", ns, zone))
-    extra = {"suspend": True} if situation["suspended"] else {}
-    write(repo / "b-new.yaml", queued("new", ns, "a", **extra))
+        if situation["prior"] == "changed":
+            moved = queued("prior", ns, JOB_MEMORY, "b", **extra) if pin else queued("prior", ns, "5Gi", None, **extra)
+            write(repo / "a-prior.yaml", moved)
+    write(repo / "b-new.yaml", queued("new", ns, JOB_MEMORY, pin, **extra))
 
     checked = check(cp, str(repo), cwd=tmp_path)
     assert "the render fails" not in checked.stderr, checked.stderr
@@ -132,12 +149,13 @@ def test_every_kueue_consequence_had_its_error_finding_and_every_error_its_conse
     refused = sync(cp, second, situation["mode"])
     happened = set()
     for subject, stderr in refused.items():
-        happened.add(
-            ("runtime-patches-immutable" if PATCHES_IMMUTABLE in stderr else f"unexplained: {stderr}", subject)
-        )
+        codes = {code for code, said in REFUSALS.items() if said in stderr}
+        happened |= {(code, subject) for code in codes or {f"unexplained: {stderr}"}}
     created = f"TrainJob/{ns}/new" not in refused
     if created:
         decided = settled(cp, ns, 2 if situation["prior"] else 1, "QuotaReserved")
         if (condition(decided["new"], "QuotaReserved") or {}).get("status") != "True":
             happened.add(("queue-exceeded", f"TrainJob/{ns}/new"))
+        if situation["prior"] and (condition(decided["prior"], "Admitted") or {}).get("status") != "True":
+            happened.add(("unexplained: the prior TrainJob's Workload lost its admission", f"TrainJob/{ns}/prior"))
     assert happened == errors, (situation, checked.findings, refused)

@@ -102,7 +102,7 @@ def reserving(cp: ControlPlane, cluster_queue: str) -> str:
     return cp.kubectl("get", "clusterqueue", cluster_queue, "-o", "jsonpath={.status.reservingWorkloads}").stdout
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(situation=situations)
 # The audit's: an admitted TrainJob synced again unchanged, client-side (Kueue's entry dropped, refused);
 # a suspended TrainJob in git that does not fit beside an admitted one.

@@ -56,6 +56,17 @@ def test_a_dropped_entry_is_removed_by_a_client_side_apply_and_by_a_server_side_
     assert changed_entries(render, live) == ["kueue.x-k8s.io/manager"]
 
 
+def test_a_client_side_apply_leaves_the_list_alone_where_neither_the_render_nor_the_last_apply_has_it() -> None:
+    """The three-way JSON merge patch only mentions runtimePatches where the render has it (replace) or the
+    last-applied configuration had it (delete); tests/cluster/test_check_differential_kueue.py found this."""
+    live = build.trainjob("j", "r", [pin("x", manager="kueue.x-k8s.io/manager")])
+    live["metadata"]["annotations"] = {LAST_APPLIED: json.dumps({"spec": {"runtimeRef": {"name": "r"}}})}
+    assert changed_entries(build.trainjob("j", "r"), live) == []
+    assert changed_entries(build.trainjob("j", "r", []), live) == ["kueue.x-k8s.io/manager"]
+    live["metadata"]["annotations"] = {LAST_APPLIED: json.dumps({"spec": {"runtimePatches": [pin("a")]}})}
+    assert changed_entries(build.trainjob("j", "r"), live) == ["kueue.x-k8s.io/manager"]
+
+
 def derived(name: str, namespace: str, app: str | None) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": {DERIVED_LABEL: "true"}}
     if app:

@@ -63,6 +63,22 @@ def _applied_managers(live: Mapping[str, Any]) -> set[str]:
     return {manager for manager, operations in owners.items() if operations == {"Apply"}}
 
 
+def _sends_the_list(new: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
+    """Whether kubectl's client-side three-way JSON merge patch touches runtimePatches: where the render has
+    the list, or the last-applied configuration had it (then ``null`` deletes it); where neither has it the
+    patch leaves the live list alone (k8s.io/apimachinery/pkg/util/jsonmergepatch/patch.go,
+    ``CreateThreeWayJSONMergePatch``, which kubectl's patcher.go uses for custom resources)."""
+    spec = new.get("spec")
+    if isinstance(spec, Mapping) and "runtimePatches" in spec:
+        return True
+    try:
+        applied = json.loads(str(annotations_of(old).get(LAST_APPLIED)))
+    except ValueError:
+        return True
+    applied_spec = applied.get("spec") if isinstance(applied, Mapping) else None
+    return not isinstance(applied_spec, Mapping) or "runtimePatches" in applied_spec
+
+
 def changed_entries(
     new: Mapping[str, Any], old: Mapping[str, Any], schema: Mapping[str, Any] | None = None
 ) -> list[str]:
@@ -74,8 +90,10 @@ def changed_entries(
         patches = (new.get("spec") or {}).get("runtimePatches")
         rendered = _entries(compare.defaulted({"spec": {"runtimePatches": patches}}, schema))
     out = [m for m, entry in rendered.items() if m not in before or compare.differing(entry, before[m])]
-    client_side = LAST_APPLIED in annotations_of(old)
-    removable = set(before) if client_side else _applied_managers(old)
+    if LAST_APPLIED in annotations_of(old):
+        removable = set(before) if _sends_the_list(new, old) else set()
+    else:
+        removable = _applied_managers(old)
     out += [m for m in before if m not in rendered and m in removable]
     return out
 

@@ -43,6 +43,9 @@ REFUSED_BY_THE_CLUSTER = {
     "missing-runtime": NOT_FOUND,
     "misspelled-runtime-name": NOT_FOUND,
     "misspelled-runtime-ref": "trainingRuntimeRef: field not declared in schema",
+    # KEP-2782's PodSpecPatch.resourceClaims (in native mode and out of it): no release's CRD declares it
+    "native-kep-2782-claims": "resourceClaims: field not declared in schema",
+    "pod-claims-materialized": "resourceClaims: field not declared in schema",
     # the function's warning: the webhook knows only Trainer's runtimes (its errors, the resources, are
     # test_resources_in_a_container_patch_are_refused_by_v2_3_0's)
     "other-api-group-with-resources": "unsupported runtime: ClusterTrainingRuntime.example.com",

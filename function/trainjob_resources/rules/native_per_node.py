@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..derive.materialize import canonical_quantity
 from ..resolve.context import TrainJobContext
 from ..trainer.effective import RESOURCES_PER_NODE_PATH
 from ..trainer.sites import ContainerSite
@@ -21,6 +20,7 @@ from ..values.violations import Violation
 from .framework import Rule
 from .pod_claims import KEP
 from .reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY
+from .shadowed_by_per_node import overridden
 from .stages import PATCHES
 
 
@@ -30,27 +30,18 @@ def _check(context: TrainJobContext, site: ContainerSite) -> list[Violation]:
         return []
     if not context.topo.is_trainer(*site.key):
         return []
-    out: list[Violation] = []
-    for section in ("limits", "requests"):
-        patched, winning = site.resources.get(section), per_node.get(section)
-        if not isinstance(patched, Mapping) or not isinstance(winning, Mapping):
-            continue
-        for name, value in patched.items():
-            kept = winning.get(name)
-            if value is None or kept is None or canonical_quantity(value) == canonical_quantity(kept):
-                continue
-            out.append(
-                Violation(
-                    fieldpath.child(fieldpath.child(site.resources_path, section), name),
-                    f"{section}.{name} {value} of the node container {site.name!r} of replicated job {site.job!r} "
-                    f"never reaches a pod: {RESOURCES_PER_NODE_PATH}.{section}.{name} is {kept}, and by {KEP} "
-                    "resourcesPerNode takes precedence over a ContainerPatch for the node container's requests "
-                    "and limits. Write the value once",
-                    severity="warning",
-                    current_value=value,
-                )
-            )
-    return out
+    return [
+        Violation(
+            fieldpath.child(fieldpath.child(site.resources_path, section), name),
+            f"{section}.{name} {value} of the node container {site.name!r} of replicated job {site.job!r} "
+            f"never reaches a pod: {RESOURCES_PER_NODE_PATH}.{section}.{name} is {kept}, and by {KEP} "
+            "resourcesPerNode takes precedence over a ContainerPatch for the node container's requests "
+            "and limits. Write the value once",
+            severity="warning",
+            current_value=value,
+        )
+        for section, name, value, kept in overridden(site.resources, per_node)
+    ]
 
 
 def _per_node_claims(context: TrainJobContext, _: Any) -> list[Violation]:

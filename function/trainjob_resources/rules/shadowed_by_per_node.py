@@ -8,7 +8,7 @@ there every patched value is overridden, whatever its resource name. In ``native
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..derive.materialize import canonical_quantity
@@ -30,28 +30,32 @@ def _check(context: TrainJobContext, site: Any) -> list[Violation]:
         return []
     if context.release.per_node_replaces:
         return _replaced(context, site, per_node)
-    out: list[Violation] = []
+    return [
+        Violation(
+            fieldpath.child(fieldpath.child(site.resources_path, section), name),
+            f"{section}.{name} {value} of the trainer container {site.name!r} of replicated job "
+            f"{site.job!r} never reaches a pod: {PER_NODE}.{section}.{name} is {kept}, and Kubeflow "
+            "Trainer merges resourcesPerNode over the trainer container (newRuntimeInfo, "
+            f"pkg/runtime/core/trainingruntime.go); moved to resourcesPerNode, {kept} is kept and {value} "
+            "dropped. Write the value once, in resourcesPerNode",
+            severity="warning",
+            current_value=value,
+        )
+        for section, name, value, kept in overridden(site.resources, per_node)
+    ]
+
+
+def overridden(resources: Mapping[str, Any], per_node: Mapping[str, Any]) -> Iterator[tuple[str, str, Any, Any]]:
+    """Each patched value resourcesPerNode sets otherwise, merged name by name: (section, name, the
+    patch's value, resourcesPerNode's)."""
     for section in ("limits", "requests"):
-        patched, winning = site.resources.get(section), per_node.get(section)
+        patched, winning = resources.get(section), per_node.get(section)
         if not isinstance(patched, Mapping) or not isinstance(winning, Mapping):
             continue
         for name, value in patched.items():
             kept = winning.get(name)
-            if value is None or kept is None or _same(value, kept):
-                continue
-            out.append(
-                Violation(
-                    fieldpath.child(fieldpath.child(site.resources_path, section), name),
-                    f"{section}.{name} {value} of the trainer container {site.name!r} of replicated job "
-                    f"{site.job!r} never reaches a pod: {PER_NODE}.{section}.{name} is {kept}, and Kubeflow "
-                    "Trainer merges resourcesPerNode over the trainer container (newRuntimeInfo, "
-                    f"pkg/runtime/core/trainingruntime.go); moved to resourcesPerNode, {kept} is kept and {value} "
-                    "dropped. Write the value once, in resourcesPerNode",
-                    severity="warning",
-                    current_value=value,
-                )
-            )
-    return out
+            if value is not None and kept is not None and not _same(value, kept):
+                yield section, name, value, kept
 
 
 def _replaced(context: TrainJobContext, site: Any, per_node: Mapping[str, Any]) -> list[Violation]:

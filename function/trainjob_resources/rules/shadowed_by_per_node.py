@@ -13,13 +13,12 @@ from typing import Any
 
 from ..derive.materialize import canonical_quantity
 from ..resolve.context import TrainJobContext
+from ..trainer.effective import RESOURCES_PER_NODE_PATH
 from ..values import fieldpath
 from ..values.violations import Violation
 from .framework import Rule
 from .reads import CONTAINER_SITES, MODE, PATCHED_RESOURCES, RESOURCES_PER_NODE, TOPOLOGY, TRAINER_VERSION
 from .stages import PATCHES
-
-PER_NODE = "spec.trainer.resourcesPerNode"
 
 
 def _check(context: TrainJobContext, site: Any) -> list[Violation]:
@@ -34,7 +33,7 @@ def _check(context: TrainJobContext, site: Any) -> list[Violation]:
         Violation(
             fieldpath.child(fieldpath.child(site.resources_path, section), name),
             f"{section}.{name} {value} of the trainer container {site.name!r} of replicated job "
-            f"{site.job!r} never reaches a pod: {PER_NODE}.{section}.{name} is {kept}, and Kubeflow "
+            f"{site.job!r} never reaches a pod: {RESOURCES_PER_NODE_PATH}.{section}.{name} is {kept}, and Kubeflow "
             "Trainer merges resourcesPerNode over the trainer container (newRuntimeInfo, "
             f"pkg/runtime/core/trainingruntime.go); moved to resourcesPerNode, {kept} is kept and {value} "
             "dropped. Write the value once, in resourcesPerNode",
@@ -72,7 +71,9 @@ def _replaced(context: TrainJobContext, site: Any, per_node: Mapping[str, Any]) 
             if value is None or (kept is not None and _same(value, kept)):
                 continue
             instead = (
-                f"{PER_NODE}.{section}.{name} is {kept}" if kept is not None else f"{PER_NODE} has no {section}.{name}"
+                f"{RESOURCES_PER_NODE_PATH}.{section}.{name} is {kept}"
+                if kept is not None
+                else f"{RESOURCES_PER_NODE_PATH} has no {section}.{name}"
             )
             out.append(
                 Violation(

@@ -5,12 +5,13 @@ the next render (that TrainJob unchanged or its patch moved, and a new queued Tr
 in git or not), then the sync is made (server-side as Argo CD's ServerSideApply=true runs it, or
 client-side) and Kueue decides. Asserted: the error findings are exactly the consequences, by object:
 ``runtime-patches-immutable`` where Trainer's webhook refused the apply, ``queue-exceeded`` where the new
-TrainJob's Workload did not get its quota.
+TrainJob's Workload did not get its quota, ``running-suspended`` where the prior TrainJob stopped.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,12 @@ COUNTER = itertools.count()
 KIND = "TrainingRuntime"
 BASE = "kdiff-base"
 # What the API server's refusal says, by the finding that predicts it.
-REFUSALS = {"runtime-patches-immutable": PATCHES_IMMUTABLE, "runtime-ref-immutable": "field is immutable"}
+REFUSALS = {
+    "runtime-patches-immutable": PATCHES_IMMUTABLE,
+    "runtime-ref-immutable": "field is immutable",
+    # Trainer's webhook while the JobSet has active jobs (pkg/runtime/framework/plugins/jobset/jobset.go)
+    "running-suspended": "is still active",
+}
 JOB_MEMORY = "6Gi"  # each TrainJob's Workload: the data loader's 6Gi (torch-plain's trainer sets none)
 
 situations = st.fixed_dictionaries(
@@ -54,6 +60,7 @@ def situation(**changes: Any) -> dict[str, Any]:
         "prior": None,
         "queue_memory": "100Gi",
         "pinned": True,
+        "jobset_active": False,
         **changes,
     }
 
@@ -98,6 +105,15 @@ def running(cp: ControlPlane, ns: str, name: str) -> bool:
     )
 
 
+def activate(cp: ControlPlane, ns: str, name: str) -> None:
+    """The TrainJob's JobSet with one active job in each replicated job, as the JobSet controller writes it."""
+    jobset = wait_for("the JobSet", lambda: cp.get("jobsets.jobset.x-k8s.io", name, ns))
+    counts = {"ready": 0, "succeeded": 0, "failed": 0, "suspended": 0, "active": 1}
+    rows = [{"name": job["name"], **counts} for job in jobset["spec"]["replicatedJobs"]]
+    patch = json.dumps({"status": {"replicatedJobsStatus": rows}})
+    cp.kubectl("patch", "jobsets.jobset.x-k8s.io", name, "-n", ns, "--subresource=status", "--type=merge", "-p", patch)
+
+
 def reserving(cp: ControlPlane, cluster_queue: str) -> str:
     return cp.kubectl("get", "clusterqueue", cluster_queue, "-o", "jsonpath={.status.reservingWorkloads}").stdout
 
@@ -111,22 +127,18 @@ def reserving(cp: ControlPlane, cluster_queue: str) -> str:
 # Found here: a client-side re-sync of a render without runtimePatches leaves Kueue's entry alone.
 @example(situation=situation(mode="client-side", pinned=False, prior="unchanged", queue_memory="8Gi"))
 @example(situation=situation(mode="server-side", suspended=True, prior="unchanged"))
+# Suspended in git, re-synced client-side without runtimePatches: Kueue's entry stays, Kueue restarts it
+# (a running-suspended warning, no error).
+@example(situation=situation(mode="client-side", suspended=True, pinned=False, prior="unchanged"))
 def test_every_kueue_consequence_had_its_error_finding_and_every_error_its_consequence(
     plane: ControlPlane,  # noqa: F811
     tmp_path_factory: pytest.TempPathFactory,
     situation: dict[str, Any],
 ) -> None:
     assume(not (situation["prior"] and situation["queue_memory"] == "4Gi"))  # the prior one is admitted
-    assume(not (situation["prior"] and situation["suspended"] and situation["mode"] == "client-side"))  # below
     differential(plane, tmp_path_factory, situation)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="check does not say that a client-side re-sync of suspend: true in git suspends the running TrainJob "
-    "Kueue started (kubectl's three-way patch re-sends suspend: true, and Trainer's webhook then lets the "
-    "runtimePatches change, dropping Kueue's entry): the TrainJob stops, no finding",
-)
 @pytest.mark.parametrize("prior", ["unchanged", "changed"])
 def test_a_client_side_resync_of_suspend_true_stops_a_running_queued_trainjob_with_a_finding(
     plane: ControlPlane,  # noqa: F811
@@ -134,6 +146,18 @@ def test_a_client_side_resync_of_suspend_true_stops_a_running_queued_trainjob_wi
     prior: str,
 ) -> None:
     differential(plane, tmp_path_factory, situation(mode="client-side", suspended=True, prior=prior))
+
+
+def test_while_its_jobset_is_active_the_client_side_resync_of_suspend_true_is_refused_with_the_finding(
+    plane: ControlPlane,  # noqa: F811
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """On a cluster the JobSet of a running TrainJob has active jobs (here its status is written as the
+    JobSet controller, which the control plane does not run, writes it): the update that drops Kueue's entry
+    is refused instead, and the sync fails on it."""
+    differential(
+        plane, tmp_path_factory, situation(mode="client-side", suspended=True, prior="unchanged", jobset_active=True)
+    )
 
 
 def differential(cp: ControlPlane, tmp_path_factory: pytest.TempPathFactory, situation: dict[str, Any]) -> None:
@@ -157,6 +181,8 @@ def differential(cp: ControlPlane, tmp_path_factory: pytest.TempPathFactory, sit
         wait_for("the prior TrainJob running", lambda: running(cp, ns, "prior"))
         # check reads the ClusterQueue's status, which Kueue writes a moment after the admission.
         wait_for("the admission in the ClusterQueue's status", lambda: reserving(cp, ns) == "1")
+        if situation["jobset_active"]:
+            activate(cp, ns, "prior")
         if situation["prior"] == "changed":
             moved = queued("prior", ns, JOB_MEMORY, "b", **extra) if pin else queued("prior", ns, "5Gi", None, **extra)
             write(repo / "a-prior.yaml", moved)
@@ -183,5 +209,5 @@ def differential(cp: ControlPlane, tmp_path_factory: pytest.TempPathFactory, sit
         try:
             wait_for("the prior TrainJob running after the sync", lambda: running(cp, ns, "prior"))
         except TimeoutError:
-            happened.add(("unexplained: the prior TrainJob stopped", f"TrainJob/{ns}/prior"))
+            happened.add(("running-suspended", f"TrainJob/{ns}/prior"))
     assert happened == errors, (situation, checked.findings, refused)

@@ -37,12 +37,13 @@ and does not have are read from the cluster (the installed ones); with it, each 
 with the installed runtime (runtime-drift).
 
 Findings (docs/check.md): runtime-ref-immutable, runtime-patches-immutable, runtime-missing,
-runtime-in-use, quota-exceeded, queue-exceeded (Kueue), forbidden, mode where a native render keeps
-fields the TrainJob CRD lacks, runtime-drift where the installed runtime decides otherwise than the
-copy the render read, trainer-version where the cluster's Trainer release gives pods other resources
-than the render's (errors); runtime-drift, trainer-version, runtime-in-use on Trainer v2.2 (warnings);
-snapshot-kept, mode where the CRD serves KEP-2782's resources and the render materializes,
-kueue-release (the Kueue release whose rule sized the queued pod sets) (infos).
+runtime-in-use, running-suspended (a queued TrainJob Kueue started that the sync suspends and Kueue
+cannot restart), quota-exceeded, queue-exceeded (Kueue), forbidden, mode where a native render keeps
+fields the TrainJob CRD lacks, runtime-drift where the installed runtime decides otherwise than the copy
+the render read, trainer-version where the cluster's Trainer release gives pods other resources than the
+render's (errors); runtime-drift, trainer-version, runtime-in-use on Trainer v2.2, running-suspended
+where Kueue restarts it (warnings); snapshot-kept, mode where the CRD serves KEP-2782's resources and
+the render materializes, kueue-release (the Kueue release whose rule sized the queued pod sets) (infos).
 
 Reads with list calls per kind and namespace. Access (forbidden) is asked with
 SelfSubjectAccessReviews, as --as USER when given (impersonation: the kubeconfig's identity must
@@ -108,6 +109,7 @@ def _check(options: argparse.Namespace) -> int:
     from ..live.patches_immutable import runtime_patches_immutable
     from ..live.quota_constraints import unspecified
     from ..live.running_kept import running_kept
+    from ..live.running_suspended import running_suspended
     from ..repo.collected import PATH_KEY
     from ..trainer.api import RUNTIME_KINDS, TRAINER_GROUP, TRAINJOB_KIND
     from ..values.keys import LOCAL_CONFIG
@@ -170,7 +172,7 @@ def _check(options: argparse.Namespace) -> int:
         render = findings.Render(objects, copies, views, _kueue_views(cluster, resource_list, inputs, written, live))
         found = findings.find(render, live, followed)
         found += runtime_patches_immutable(render, live) + runtime_in_use(render, live) + running_kept(render, live)
-        found += unspecified(render, live)
+        found += unspecified(render, live) + running_suspended(render, live)
         refused = {f.object for f in drift}
         found = [*drift, *(f for f in found if not (f.code == "runtime-drift" and f.object in refused))]
         found += native_fields.mode(_mode(resource_list), live.crds.get(findings.crd_name(TRAINJOB_KIND)), objects)

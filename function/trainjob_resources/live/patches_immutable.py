@@ -31,7 +31,7 @@ LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
 RUNTIME_PATCHES_FIELD: Final = "f:runtimePatches"
 
 
-def _entries(obj: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+def entries(obj: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     """runtimePatches by manager, without ``time`` (the webhook's defaulter restores it on unchanged entries)."""
     spec = obj.get("spec") if obj is not None else None
     patches = spec.get("runtimePatches") if isinstance(spec, Mapping) else None
@@ -63,7 +63,7 @@ def _applied_managers(live: Mapping[str, Any]) -> set[str]:
     return {manager for manager, operations in owners.items() if operations == {"Apply"}}
 
 
-def _sends_the_list(new: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
+def sends_the_list(new: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
     """Whether kubectl's client-side three-way JSON merge patch touches runtimePatches: where the render has
     the list, or the last-applied configuration had it (then ``null`` deletes it); where neither has it the
     patch leaves the live list alone (k8s.io/apimachinery/pkg/util/jsonmergepatch/patch.go,
@@ -85,13 +85,13 @@ def changed_entries(
     """The managers whose runtimePatches entry the sync changes, adds or removes (client-side when the live
     TrainJob carries kubectl's last-applied annotation, else server-side); ``schema``: the TrainJob CRD's,
     whose defaults the API server gives the render's entries."""
-    rendered, before = _entries(new), _entries(old)
+    rendered, before = entries(new), entries(old)
     if any(rendered.get(m) != before.get(m) for m in rendered):  # else nothing to default: the common case
         patches = (new.get("spec") or {}).get("runtimePatches")
-        rendered = _entries(compare.defaulted({"spec": {"runtimePatches": patches}}, schema))
+        rendered = entries(compare.defaulted({"spec": {"runtimePatches": patches}}, schema))
     out = [m for m, entry in rendered.items() if m not in before or compare.differing(entry, before[m])]
     if LAST_APPLIED in annotations_of(old):
-        removable = set(before) if _sends_the_list(new, old) else set()
+        removable = set(before) if sends_the_list(new, old) else set()
     else:
         removable = _applied_managers(old)
     out += [m for m in before if m not in rendered and m in removable]
@@ -121,7 +121,7 @@ def runtime_patches_immutable(render: Render, live: Live) -> list[Finding]:
         managers = changed_entries(trainjob, old, schema)
         if not managers:
             continue
-        dropped = [m for m in managers if m not in _entries(trainjob)]
+        dropped = [m for m in managers if m not in entries(trainjob)]
         others = (
             f" (a client-side apply replaces the whole list, dropping {', '.join(dropped)}: sync server-side, "
             "Argo CD's ServerSideApply=true, to keep the entries of other managers such as Kueue's)"

@@ -20,6 +20,7 @@ CODES: Final = (
     "runtime-patches-immutable",
     "runtime-missing",
     "runtime-in-use",
+    "running-suspended",
     "quota-exceeded",
     "queue-exceeded",
     "forbidden",

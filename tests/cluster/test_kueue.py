@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from trainjob_resources.live import kueue_usage
 
 from tests.cluster.controlplane import KUEUE_RELEASES, ControlPlane
 from tests.cluster.test_check import (
@@ -215,6 +216,15 @@ def test_each_workload_reserves_what_explain_counts_and_resources_per_node_as_ku
                 assert reserved == counted, (name, job)
 
 
+def reserving_workloads(cp: ControlPlane, namespace: str) -> list[str]:
+    """The TrainJobs whose Workloads hold quota."""
+    return sorted(
+        name
+        for name, w in workloads(cp, namespace).items()
+        if (condition(w, "QuotaReserved") or {}).get("status") == "True"
+    )
+
+
 def reservation(cp: ControlPlane, cluster_queue: str) -> dict[str, str]:
     obj = json.loads(cp.kubectl("get", "clusterqueues.kueue.x-k8s.io", cluster_queue, "-o", "json").stdout)
     rows = (obj.get("status") or {}).get("flavorsReservation") or []
@@ -233,7 +243,9 @@ def test_queue_exceeded_names_exactly_the_trainjobs_kueue_leaves_pending(
     repo = tmp_path / "repo"
     write(repo / "bundle.yaml", shapes_runtime("kq-admit"), first)
     apply(cp, render(str(repo / "bundle.yaml"), cwd=tmp_path))
-    wait_for("the first Workload's reservation", lambda: reservation(cp, "kq-admit").get("memory") == "35Gi")
+    # check counts the Workloads, as Kueue's scheduler does: the admission, not the ClusterQueue's status
+    # Kueue writes a moment later.
+    wait_for("the first Workload's reservation", lambda: reserving_workloads(cp, ns) == ["first"])
     # The next sync: the first again, one Kueue sizes at 5Gi (2Gi + 3 x 1Gi: resourcesPerNode as Kueue's
     # Trainer applies it; explain counts 29Gi, what its pods request), one more of the first's size
     # (35Gi), and one on a LocalQueue the namespace does not have.
@@ -273,6 +285,10 @@ def test_queue_exceeded_names_exactly_the_trainjobs_kueue_leaves_pending(
         live = cp.get("trainjobs.trainer.kubeflow.org", name, ns)
         assert live is not None and live["spec"]["suspend"] is True, name
     wait_for("the reservation of both", lambda: reservation(cp, "kq-admit").get("memory") == "40Gi")
+    # What check counts of the Workloads is what Kueue counts, once it has written it into the status.
+    listed = json.loads(cp.kubectl("get", WORKLOADS, "--all-namespaces", "-o", "json").stdout)["items"]
+    counted = {resource: q.canonical() for (_, resource), q in kueue_usage.reserved(listed)["kq-admit"].items()}
+    assert counted == reservation(cp, "kq-admit")
     # Once synced, check says nothing new about the admitted ones, and the same of the pending ones.
     again = check(cp, str(repo / "bundle.yaml"), cwd=tmp_path)
     assert sorted(f["object"] for f in again.of("queue-exceeded")) == sorted(findings)

@@ -6,8 +6,9 @@ for ``trainer-version``, ``native_fields`` for ``mode``: the served TrainJob CRD
 ``gather_pruned`` reads outside the render's namespaces; ``running_kept`` for ``snapshot-kept`` on
 Trainer v2.2; ``running_suspended`` for ``running-suspended``; ``quota_constraints`` for the values a
 quota makes every container set), what Kueue does with the TrainJobs (``queues``; the Kueue release that
-sizes them: ``kueue_release``), the RuntimeClass overhead the pods get (``overhead``), a runtime neither
-the render nor the cluster has (``absent_runtime``) and their report (``report``).
+sizes them: ``kueue_release``; what its Workloads reserve: ``kueue_usage``), the RuntimeClass overhead
+the pods get (``overhead``), a runtime neither the render nor the cluster has (``absent_runtime``) and
+their report (``report``).
 
 May import: every layer below the CLI (``repo`` included).
 """

@@ -33,6 +33,7 @@ from .findings import (
 from .in_use import pruned
 from .kueue_release import CRD as KUEUE_CRD
 from .kueue_release import kueue_release
+from .kueue_usage import reserved
 from .queues import KUEUE_GROUP, KUEUE_VERSIONS, KueueObjects, queue_name
 
 if TYPE_CHECKING:
@@ -111,8 +112,9 @@ def read(cluster: Cluster, objects: Sequence[Mapping[str, Any]], trainer_namespa
 
 
 def kueue_objects(cluster: Cluster, trainjobs: Sequence[Mapping[str, Any]]) -> KueueObjects:
-    """Kueue's LocalQueues (in the namespaces of the queued TrainJobs the sync starts), ClusterQueues and
-    ResourceFlavors, in the newest version the cluster serves, and the Kueue release (``kueue_release``);
+    """Kueue's LocalQueues (in the namespaces of the queued TrainJobs the sync starts), ClusterQueues,
+    ResourceFlavors and what the Workloads of every namespace reserve (``kueue_usage``: one list call), in the
+    newest version the cluster serves, and the Kueue release (``kueue_release``);
     nothing when no such TrainJob is queued or Kueue is not installed (the label then does nothing)."""
     spaces = sorted({namespace_of(t) for t in trainjobs if queue_name(t) is not None})
     if not spaces:
@@ -125,10 +127,11 @@ def kueue_objects(cluster: Cluster, trainjobs: Sequence[Mapping[str, Any]]) -> K
     crd, _ = cluster.try_get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{KUEUE_CRD}")
     kueue.release = kueue_release(crd, served)
     base = f"/apis/{KUEUE_GROUP}/{version}"
-    paths = [f"{base}/clusterqueues", f"{base}/resourceflavors"]
+    paths = [f"{base}/clusterqueues", f"{base}/resourceflavors", f"{base}/workloads"]
     paths += [f"{base}/namespaces/{ns}/localqueues" for ns in spaces]
-    cluster_queues, flavors, *local_queues = cluster.lists(paths)
+    cluster_queues, flavors, workloads, *local_queues = cluster.lists(paths)
     kueue.cluster_queues = {name_of(q): q for q in cluster_queues}
+    kueue.reserved = reserved(workloads)
     kueue.flavors = {name_of(f): f for f in flavors}
     kueue.local_queues = {f"{namespace_of(q)}/{name_of(q)}": q for found in local_queues for q in found}
     return kueue

@@ -4,7 +4,8 @@ Pure: Kueue's objects come in as the API server's JSON (``KueueObjects``), the T
 ``explain`` counts them. A TrainJob labelled ``kueue.x-k8s.io/queue-name`` is suspended by Kueue's
 webhook and admitted when its Workload fits: each pod set (a replicated job, ``count`` pods) takes,
 for every resource group of the ClusterQueue it requests from, the first flavor in the group's order
-whose nominal quota, less what is reserved, holds the pod set's requests
+whose nominal quota, less what is reserved (what the Workloads hold, ``kueue_usage``), holds the pod
+set's requests
 (sigs.k8s.io/kueue/pkg/scheduler/flavorassigner/flavorassigner.go at v0.17.0; a flavor whose node
 labels contradict the pod's nodeSelector, or whose taints the pod does not tolerate, is passed over).
 A resource no resource group covers makes the Workload inadmissible ("resource ... unavailable in
@@ -38,7 +39,7 @@ Usage = dict[tuple[str, str], Quantity]  # (flavor, resource) -> quantity
 class KueueObjects(MutableRecord):
     """What ``check`` read of Kueue: its queues and flavors, by name (``namespace/name`` for LocalQueues)."""
 
-    __slots__ = ("cluster_queues", "flavors", "local_queues", "release", "version")
+    __slots__ = ("cluster_queues", "flavors", "local_queues", "release", "reserved", "version")
 
     def __init__(self, version: str = "", release: KueueRelease | None = None) -> None:
         self.version = version  # the API version read; "" when Kueue is not served
@@ -46,6 +47,8 @@ class KueueObjects(MutableRecord):
         self.local_queues: dict[str, dict[str, Any]] = {}
         self.cluster_queues: dict[str, dict[str, Any]] = {}
         self.flavors: dict[str, dict[str, Any]] = {}
+        # per ClusterQueue, what its Workloads hold (kueue_usage.py); None: the Workloads were not read
+        self.reserved: dict[str, Usage] | None = None
 
 
 def _meta(obj: Mapping[str, Any], field: str) -> Any:
@@ -314,7 +317,8 @@ def exceeded(
         if view is None:
             continue
         groups, nominal = _groups(cluster_queue)
-        reserved = used.setdefault(cq_name, _reserved(cluster_queue))
+        counted = _reserved(cluster_queue) if kueue.reserved is None else dict(kueue.reserved.get(cq_name, {}))
+        reserved = used.setdefault(cq_name, counted)
         replaces = kueue.release.per_node_replaces
         taken, short = _assign(view, groups, nominal, reserved, kueue.flavors, replaces)
         if not short:

@@ -104,8 +104,9 @@ def _groups(cluster_queue: Mapping[str, Any]) -> tuple[list[Group], Usage]:
 
 
 def _reserved(cluster_queue: Mapping[str, Any]) -> Usage:
-    """The quota the ClusterQueue's admitted and quota-reserved Workloads hold (``status.flavorsReservation``;
-    ``flavorsUsage`` where a Kueue writes only that)."""
+    """The quota the ClusterQueue's status says its Workloads hold (``status.flavorsReservation``;
+    ``flavorsUsage`` where a Kueue writes only that), which lags an admission: used only where the Workloads
+    were not read (``kueue_usage``)."""
     status = cluster_queue.get("status")
     status = status if isinstance(status, Mapping) else {}
     rows = status.get("flavorsReservation") or status.get("flavorsUsage") or []

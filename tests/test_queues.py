@@ -7,6 +7,7 @@ from typing import Any
 
 from trainjob_resources.cli.explain import explain_item
 from trainjob_resources.krm.resource_list import Item
+from trainjob_resources.live.kueue_usage import reserved
 from trainjob_resources.live.queues import KueueObjects, exceeded
 from trainjob_resources.options.config import parse_config
 from trainjob_resources.report.explain import TrainJobPods
@@ -118,3 +119,29 @@ def test_in_a_cohort_it_is_a_warning_and_without_kueue_or_a_local_queue_it_says_
     assert exceeded([trainjob("a")], pods, KueueObjects()) == []
     [lost] = exceeded([trainjob("b", queue="nope")], pods, kueue([("default", "100", "100Gi")]))
     assert lost.severity == "error" and "has no LocalQueue nope" in lost.message
+
+
+def test_what_the_workloads_reserve_counts_before_the_cluster_queues_status_says_it() -> None:
+    """Right after an admission the ClusterQueue's status has not caught up; the Workloads have
+    (live/kueue_usage.py): 4 cpu of 6 are held, so a TrainJob of 4 does not fit."""
+    pods = views(runtime(), trainjob("a"))
+    queues = kueue([("default", "6", "100Gi")])
+    status = {"flavorsReservation": [{"name": "default", "resources": [{"name": "cpu", "total": "0"}]}]}
+    queues.cluster_queues["cq"]["status"] = status
+    assert exceeded([trainjob("a")], pods, queues) == []
+    queues.reserved = reserved([admitted("cq", {"default": {"cpu": "4", "memory": "8Gi"}})])
+    [found] = exceeded([trainjob("a")], pods, queues)
+    assert "needs cpu 4 where flavor default has 2 left (nominal 6, reserved 4)" in found.message
+
+
+def admitted(cluster_queue: str, usage: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """A Workload holding ``usage`` (flavor -> resource -> quantity) in ``cluster_queue``, one pod set a flavor."""
+    assignments = [
+        {"name": f, "count": 1, "flavors": dict.fromkeys(resources, f), "resourceUsage": resources}
+        for f, resources in usage.items()
+    ]
+    status = {
+        "conditions": [{"type": "QuotaReserved", "status": "True"}],
+        "admission": {"clusterQueue": cluster_queue, "podSetAssignments": assignments},
+    }
+    return {"spec": {"podSets": [{"name": f, "count": 1} for f in usage]}, "status": status}

@@ -10,7 +10,7 @@ where the live value differs from the render's (k8s.io/apimachinery/pkg/util/jso
 forced over Kueue's ownership of the field (Argo CD's ServerSideApply forces conflicts:
 argo-cd docs/proposals/server-side-apply.md) sets it too. Trainer suspends the TrainJob (its JobSet's pods
 go), and Kueue, whose Workload is still admitted, starts it again (``// 7. handle job is suspended``,
-pkg/controller/jobframework/reconciler.go): it restarts, a warning.
+sigs.k8s.io/kueue/pkg/controller/jobframework/reconciler.go): it restarts, a warning.
 
 A client-side apply that sends the list (``patches_immutable.sends_the_list``) replaces it with the
 render's, dropping Kueue's entry. Trainer's webhook lets runtimePatches change since the TrainJob is

@@ -173,12 +173,18 @@ def test_a_failing_child_changes_nothing(
     assert received == [False], "the child's range was processed here"
 
 
-def test_a_child_that_cannot_start_changes_nothing(bench_bundle: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_child_that_cannot_start_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``split`` is called directly, so a golden of a few TrainJobs forks as the benchmark's bundle would."""
+    data = max(SPLITTABLE, key=COUNTS.__getitem__).read_bytes()
+    forks: list[bool] = []
+
     def no_fork() -> int:
+        forks.append(True)
         raise OSError("fork refused")
 
     monkeypatch.setattr(fan_out.os, "fork", no_fork)
-    assert two_processes(bench_bundle) == one_process(bench_bundle)
+    assert two_processes(data) == one_process(data)
+    assert forks, "a fork was tried"
 
 
 @pytest.mark.parametrize(
@@ -213,6 +219,7 @@ def test_the_function_forks_for_a_large_bundle(
     assert stdout.getvalue() == _cli(bench_bundle, "1")
 
 
+@pytest.mark.slow  # the command twice on a bundle over the fork threshold: about 0.5 to 1 s of CPU
 def test_the_command_gives_the_same_bytes_with_one_worker_or_two(bench_bundle: bytes) -> None:
     assert _cli(bench_bundle, "2") == _cli(bench_bundle, "1")
 

@@ -4,6 +4,7 @@ command run in a fork gives what the installed command gives."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import resource
 import subprocess
@@ -63,8 +64,12 @@ def _run_suite(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str
 
 
 @pytest.mark.slow  # a pytest run of its own
-def test_the_budget_names_the_unmarked_test_over_it_and_fails_the_run(tmp_path: Path) -> None:
-    done = _run_suite(tmp_path, "--cpu-budget=0.04", "-m", "")
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["one process", "pytest-xdist"])
+def test_the_budget_names_the_unmarked_test_over_it_and_fails_the_run(tmp_path: Path, workers: list[str]) -> None:
+    """Under pytest-xdist the workers run the tests and the controller sums their reports."""
+    if workers and importlib.util.find_spec("xdist") is None:
+        pytest.skip("pytest-xdist is not installed")
+    done = _run_suite(tmp_path, "--cpu-budget=0.04", "-m", "", *workers)
     assert done.returncode == 1, done.stdout
     over = done.stdout.split("over the CPU budget of 0.04 s")[1].splitlines()[1:]
     named = [line.split()[-1] for line in over if "CPU  " in line]

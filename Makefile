@@ -71,7 +71,7 @@ test: $(STAMP) kubeconform cluster lint
 ## marked slow (under a minute of CPU on two quiet cores; CONTRIBUTING.md). No lint: `make lint` is that.
 ## Passes ARGS on to pytest (`make unit ARGS="--lf -x"`, `make unit ARGS=tests/test_quantity.py`).
 unit: $(STAMP)
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m "$(UNIT_MARKERS)" $(ARGS)
+	PYTHONDONTWRITEBYTECODE= TESTS_RENDER_IN_FORK=1 $(BIN)/python -m pytest -m "$(UNIT_MARKERS)" $(ARGS)
 
 ## The checks of `make test` without the tests: ruff check, ruff format --check, mypy --strict.
 lint: $(STAMP)

@@ -23,6 +23,7 @@ import yaml
 
 from tests.examples import EXAMPLES, documents
 from tests.hostile import EXECUTABLE, MiB
+from tests.kit import forked
 
 SECRET = "s3cr3t-value-from-outside-the-root"
 SECRET_YAML = f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: other-tenant\nstringData:\n  token: {SECRET}\n"
@@ -30,6 +31,7 @@ RUNTIME = (EXAMPLES / "exec-data-loader" / "runtime.yaml").read_text()
 TRAINJOB = (EXAMPLES / "exec-data-loader" / "trainjob.yaml").read_text()
 FUNCTION = "config.kubernetes.io/function"
 KUBECTL_DIR = "/usr/bin"
+ADDRESS_SPACE = 4096 * MiB
 
 
 class Outcome:
@@ -42,7 +44,7 @@ class Outcome:
 
 def _limits(cpu_seconds: int) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
-    resource.setrlimit(resource.RLIMIT_AS, (4096 * MiB, 4096 * MiB))
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
 
 def render(
@@ -52,21 +54,30 @@ def render(
     env: dict[str, str] | None = None,
     path: str = KUBECTL_DIR,
     cpu_seconds: int = 20,
+    stdin: bytes | None = None,
 ) -> Outcome:
-    """The installed command run in ``cwd``; never more than ``cpu_seconds`` of CPU or 30 s."""
+    """The installed command run in ``cwd``; never more than ``cpu_seconds`` of CPU or 30 s. Under
+    ``make unit``, a fork of this process that runs what the command runs (``tests/kit/forked.py``)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("ARGOCD_")}
     environment = {**base, "PATH": path, "HOSTILE_SECRET": SECRET, **(env or {})}
     program = [str(EXECUTABLE)] if EXECUTABLE.exists() else [sys.executable, "-m", "trainjob_resources"]
-    done = subprocess.run(
-        [*program, command, *args],
-        cwd=cwd,
-        env=environment,
-        capture_output=True,
-        timeout=30,
-        preexec_fn=lambda: _limits(cpu_seconds),
-        check=False,
-    )
-    outcome = Outcome(done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
+    if forked.wanted() and forked.address_space_fits(ADDRESS_SPACE):
+        code, stdout, stderr = forked.run(
+            [str(EXECUTABLE), command, *args], cwd, environment, lambda: _limits(cpu_seconds), 30, stdin
+        )
+    else:
+        done = subprocess.run(
+            [*program, command, *args],
+            cwd=cwd,
+            env=environment,
+            input=stdin,
+            capture_output=True,
+            timeout=30,
+            preexec_fn=lambda: _limits(cpu_seconds),
+            check=False,
+        )
+        code, stdout, stderr = done.returncode, done.stdout, done.stderr
+    outcome = Outcome(code, stdout.decode(errors="replace"), stderr.decode(errors="replace"))
     assert SECRET not in outcome.stdout and SECRET not in outcome.stderr, outcome
     assert "Traceback" not in outcome.stderr and "internal error" not in outcome.stderr, outcome
     return outcome
@@ -1243,12 +1254,7 @@ def test_a_tagged_field_of_an_object_is_refused(repo: Path, spelling: str, field
     elif mode == "file":
         out = render(app, "runtime.yaml", "trainjob.yaml")
     else:
-        done = subprocess.run(
-            [str(EXECUTABLE) if EXECUTABLE.exists() else sys.executable, *([] if EXECUTABLE.exists() else
-             ["-m", "trainjob_resources"]), "render", "--runtimes", "runtime.yaml", "-"],
-            cwd=app, input=trainjob.encode(), capture_output=True, timeout=30, check=False,
-        )  # fmt: skip
-        out = Outcome(done.returncode, done.stdout.decode(), done.stderr.decode())
+        out = render(app, "--runtimes", "runtime.yaml", "-", stdin=trainjob.encode())
     if mode == "kustomization":
         # What render checks is kustomize's output: kustomize decodes the tag (or fails on it), so the
         # function decides on what kustomize, and kubectl after it, read; nothing tagged or encoded

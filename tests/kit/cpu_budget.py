@@ -2,9 +2,11 @@
 
 Each test's CPU time is measured (user + system, of this process and of the child processes it waited
 for: getrusage's SELF and CHILDREN), setup, call and teardown together, less the setup of fixtures
-shared by several tests (module or session scope), which no single test owns. A test over the budget that
-carries none of the markers that keep a test out of `make unit` is named at the end of the run and the run
-exits non-zero. CPU time, not wall time: another process on the machine barely changes it.
+shared by several tests (module or session scope), which no single test owns; it travels on the
+test's teardown report, so the check holds where another process collects the reports (pytest-xdist).
+A test over the budget that carries none of the markers that keep a test out of `make unit` is named at
+the end of the run and the run exits non-zero. CPU time, not wall time: another process on the machine
+barely changes it.
 
 ``--cpu-budget=SECONDS`` sets the budget (``0`` turns the check off, e.g. under a debugger or a tracer);
 ``--cpu-durations=N`` lists the N costliest tests, as ``--durations`` does with wall time.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import resource
 from collections.abc import Generator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -26,6 +28,10 @@ DEFAULT_BUDGET = 1.5
 # A test carrying one of these is out of `make unit` (the Makefile's UNIT_MARKERS) and has no budget.
 EXEMPT_MARKERS = ("slow", "cluster", "kubectl", "kpt", "image", "yamloracle")
 
+# The name of the teardown report's user property that carries a test's (CPU seconds, exempt).
+PROPERTY = "cpu_budget"
+
+_started: dict[str, tuple[float, float]] = {}
 _spent: dict[str, float] = {}
 _exempt: set[str] = set()
 # CPU spent setting up shared fixtures so far, and how many shared setups are under way (one may ask
@@ -68,11 +74,31 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any]) -> Generator[None, 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
-    shared_before, start = _shared_setup[0], cpu_seconds()
+    _started[item.nodeid] = (_shared_setup[0], cpu_seconds())
     yield
-    _spent[item.nodeid] = cpu_seconds() - start - (_shared_setup[0] - shared_before)
-    if any(item.get_closest_marker(marker) for marker in EXEMPT_MARKERS):
-        _exempt.add(item.nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    """The test's cost goes out on its teardown report: the process that sums them may be another one
+    than the process that ran the test (a pytest-xdist worker sends its reports to the controller)."""
+    outcome = yield
+    if call.when == "teardown" and item.nodeid in _started:
+        shared_before, start = _started.pop(item.nodeid)
+        spent = cpu_seconds() - start - (_shared_setup[0] - shared_before)
+        exempt = any(item.get_closest_marker(marker) for marker in EXEMPT_MARKERS)
+        outcome.get_result().user_properties.append((PROPERTY, (spent, exempt)))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when != "teardown":
+        return
+    for name, value in report.user_properties:
+        if name == PROPERTY:
+            spent, exempt = cast(tuple[float, bool], value)
+            _spent[report.nodeid] = spent
+            if exempt:
+                _exempt.add(report.nodeid)
 
 
 def offenders(budget: float) -> list[tuple[str, float]]:

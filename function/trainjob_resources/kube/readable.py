@@ -13,7 +13,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Final
 
-from .quantity import Quantity
+from .quantity import Quantity, parse_quantity
 
 _BINARY_UNITS: Final = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 _BYTE_RESOURCES: Final = frozenset({"memory", "ephemeral-storage", "storage"})
@@ -31,9 +31,9 @@ def counts_bytes(resource: str) -> bool:
 
 def readable(resource: str, quantity: Quantity) -> str:
     """``quantity`` of ``resource`` as the module's rule writes it."""
-    canonical = quantity.canonical()
     if not counts_bytes(resource) or quantity.is_zero() or quantity.is_negative():
-        return canonical
+        return quantity.canonical()
+    canonical = _exact_canonical(quantity)
     if abs(quantity.exponent) > _MAX_EXPONENT or len(str(quantity.coefficient)) > _MAX_DIGITS:
         return canonical
     value = Fraction(quantity.coefficient) * Fraction(10) ** quantity.exponent
@@ -45,6 +45,16 @@ def readable(resource: str, quantity: Quantity) -> str:
             text = _decimal(amount) + suffix
             return text if len(text) <= len(canonical) else canonical
     return canonical
+
+
+def _exact_canonical(quantity: Quantity) -> str:
+    """Kubernetes' form where it reads back as the same value, else the exponent form (``25e21``):
+    apimachinery has no suffix for 10^21 and beyond, and prints ``25000000000000000M`` as ``25``
+    (``Quantity.String()``, apimachinery v0.36.3, run; tests/test_pr_report.py found it)."""
+    canonical = quantity.canonical()
+    if parse_quantity(canonical) == quantity:
+        return canonical
+    return Quantity(quantity.coefficient, quantity.exponent, "DecimalExponent").canonical()
 
 
 def _decimal(amount: Fraction) -> str:

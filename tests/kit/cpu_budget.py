@@ -6,6 +6,9 @@ shared by several tests (module or session scope), which no single test owns. A 
 carries none of the markers that keep a test out of `make unit` is named at the end of the run and the run
 exits non-zero. CPU time, not wall time: another process on the machine barely changes it.
 
+Under pytest-xdist (``-n``) each worker measures the tests it runs and hands the figures to the controller,
+which judges and reports the whole run.
+
 ``--cpu-budget=SECONDS`` sets the budget (``0`` turns the check off, e.g. under a debugger or a tracer);
 ``--cpu-durations=N`` lists the N costliest tests, as ``--durations`` does with wall time.
 """
@@ -75,12 +78,24 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
         _exempt.add(item.nodeid)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """On xdist's controller: the CPU each test cost on the worker that ran it."""
+    output: dict[str, Any] = getattr(node, "workeroutput", None) or {}
+    _spent.update(output.get("cpu_spent", {}))
+    _exempt.update(output.get("cpu_exempt", ()))
+
+
 def offenders(budget: float) -> list[tuple[str, float]]:
     over = [(nodeid, spent) for nodeid, spent in _spent.items() if spent > budget and nodeid not in _exempt]
     return sorted(over, key=lambda found: -found[1])
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:  # an xdist worker: its controller judges the whole run (pytest_testnodedown)
+        output["cpu_spent"], output["cpu_exempt"] = dict(_spent), sorted(_exempt)
+        return
     budget = session.config.getoption("--cpu-budget")
     if budget and offenders(budget) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

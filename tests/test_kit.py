@@ -153,6 +153,24 @@ def test_the_workers_take_the_split_file_first_then_the_files_that_wait_then_the
     ]
 
 
+@pytest.mark.slow  # a pytest run of its own, on a worker
+def test_a_worker_runs_the_files_that_wait_first(tmp_path: Path) -> None:
+    (tmp_path / "test_a.py").write_text("def test_plain() -> None:\n    pass\n")
+    (tmp_path / "test_b.py").write_text(
+        "import pytest\n\n\n@pytest.mark.kubectl\ndef test_waits() -> None:\n    pass\n"
+    )
+    command = [sys.executable, "-m", "pytest", "-p", "tests.kit.workers", "-p", "no:cacheprovider", "-n", "1"]
+    done = subprocess.run(
+        [*command, "--dist", "loadfile", "-vv", "-W", "ignore", "--rootdir", str(tmp_path), str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    ran = [line.split()[-1].split("/")[-1] for line in done.stdout.splitlines() if line.startswith("[gw0]")]
+    assert ran == ["test_b.py::test_waits", "test_a.py::test_plain"], done.stdout
+
+
 def test_a_split_file_goes_test_by_test_and_any_other_file_as_one() -> None:
     scheduler = object.__new__(workers.FileScheduling)  # _split_scope reads nothing of the scheduler
     for split in workers.SPLIT_FILES:

@@ -76,7 +76,8 @@ def heaviest_first(items: list[pytest.Item]) -> list[pytest.Item]:
 # trylast: after tests/conftest.py's hook, which puts on the markers a test's fixtures imply.
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On an xdist worker under ``--dist loadfile``, the items heaviest first; elsewhere nothing. Every worker
-    collects and sorts the same way: xdist checks that their collections are equal."""
-    if hasattr(config, "workerinput") and config.getoption("dist") == "loadfile":
+    """On an xdist worker, the items heaviest first; elsewhere nothing. Every worker collects and sorts the
+    same way: xdist checks that their collections are equal. (A worker cannot tell the ``--dist`` mode: its
+    config says ``no``, xdist/remote.py's setup_config; under another mode the order is only an order.)"""
+    if hasattr(config, "workerinput"):
         items[:] = heaviest_first(items)

@@ -18,6 +18,7 @@ from tests.test_makefile import variable
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = """
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -44,6 +45,16 @@ def shared() -> None:
 
 def test_cheap_with_a_costly_shared_fixture(shared: None) -> None:
     pass
+
+
+@pytest.fixture(scope="session")
+def costly_teardown() -> Iterator[None]:
+    yield
+    burn()
+
+
+def test_cheap_run_last_before_a_costly_shared_teardown(costly_teardown: None) -> None:
+    pass
 """
 
 
@@ -68,7 +79,7 @@ def test_the_budget_names_the_unmarked_test_over_it_and_fails_the_run(tmp_path: 
     over = done.stdout.split("over the CPU budget of 0.04 s")[1].splitlines()[1:]
     named = [line.split()[-1] for line in over if "CPU  " in line]
     assert named == ["test_suite.py::test_costly"], done.stdout
-    assert "3 passed" in done.stdout
+    assert "4 passed" in done.stdout
     assert _run_suite(tmp_path, "--cpu-budget=0", "-m", "", "-n", workers).returncode == 0, "0: no budget"
 
 

@@ -1,10 +1,10 @@
 """The suite's CPU budget (CONTRIBUTING: a test costing more than about half a second of CPU is `slow`).
 
 Each test's CPU time is measured (user + system, of this process and of the child processes it waited
-for: getrusage's SELF and CHILDREN), setup, call and teardown together, less the setup of fixtures
-shared by several tests (module or session scope), which no single test owns. A test over the budget that
-carries none of the markers that keep a test out of `make unit` is named at the end of the run and the run
-exits non-zero. CPU time, not wall time: another process on the machine barely changes it.
+for: getrusage's SELF and CHILDREN), setup, call and teardown together, less the setup and the
+teardown of fixtures shared by several tests (module or session scope), which no single test owns. A
+test over the budget that carries none of the markers that keep a test out of `make unit` is named at the
+end of the run and the run exits non-zero. CPU time, not wall time: another process on the machine barely changes it.
 
 Under pytest-xdist (``-n``) each worker measures the tests it runs and hands the figures to the controller,
 which judges and reports the whole run.
@@ -35,6 +35,8 @@ _exempt: set[str] = set()
 # for another): only the outermost one counts.
 _shared_setup: list[float] = [0.0]
 _shared_depth: list[int] = [0]
+# When the teardown of each shared fixture being torn down began (CPU seconds), by id of its FixtureDef.
+_teardowns: dict[int, float] = {}
 
 
 def cpu_seconds() -> float:
@@ -67,6 +69,16 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any]) -> Generator[None, 
         _shared_depth[0] -= 1
         if _shared_depth[0] == 0:
             _shared_setup[0] += cpu_seconds() - start
+    # Its teardown too (a control plane's whole life, once its processes are waited for) is no test's: it
+    # falls in the teardown of whichever test ran last before it, on an xdist worker any test. Finalizers
+    # run last added first, so this one starts the clock just before the fixture's own teardown.
+    fixturedef.addfinalizer(lambda: _teardowns.__setitem__(id(fixturedef), cpu_seconds()))
+
+
+def pytest_fixture_post_finalizer(fixturedef: pytest.FixtureDef[Any]) -> None:
+    started = _teardowns.pop(id(fixturedef), None)
+    if started is not None:
+        _shared_setup[0] += cpu_seconds() - started
 
 
 @pytest.hookimpl(hookwrapper=True)

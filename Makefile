@@ -15,8 +15,8 @@ GOLDEN_TESTS := tests/test_goldens.py tests/test_explain.py tests/test_render_go
 UNIT_MARKERS := not cluster and not kubectl and not kpt and not image and not slow and not yamloracle
 
 # `make test` runs the test files on WORKERS processes (pytest-xdist; tests/kit/workers.py): the cluster
-# tests mostly wait, so the waiting overlaps. 4 on two cores and 24 GiB (CONTRIBUTING.md: measured);
-# `make test WORKERS=1` runs the suite on one worker.
+# tests mostly wait, so the waiting overlaps. One process kept 0.55 of a core busy (CONTRIBUTING.md), so
+# four keep two cores busy; `make test WORKERS=1` runs the suite on one worker.
 WORKERS ?= 4
 XDIST := -n $(WORKERS) --dist loadfile
 

@@ -23,10 +23,11 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-# Files whose tests are spread over the workers one by one: each is longer than a worker's share of the
-# run on its own (tests/cluster/test_argocd_sync.py: 34 min of the serial run's 49, on the merged main of
-# 2026-12-07).
-SPLIT_FILES = ("tests/cluster/test_argocd_sync.py",)
+# Files whose tests are spread over the workers one by one: each is long enough on its own to end the run
+# after the other workers are done (tests/cluster/test_argocd_sync.py: 34 min of the serial run's 49 on the
+# merged main of 2026-12-07; on four workers under load 29 the sum of its tests' times was 1,520 s, and
+# tests/test_cluster_scenarios.py's 826 s, which held one worker alone for the run's last minutes).
+SPLIT_FILES = ("tests/cluster/test_argocd_sync.py", "tests/test_cluster_scenarios.py")
 # A file with a test carrying one of these drives a real program, and mostly waits on it.
 WAITING_MARKERS = ("cluster", "kubectl", "kpt", "image", "yamloracle")
 

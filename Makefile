@@ -14,6 +14,12 @@ GOLDEN_TESTS := tests/test_goldens.py tests/test_explain.py tests/test_render_go
   tests/test_render_options.py tests/test_usage.py
 UNIT_MARKERS := not cluster and not kubectl and not kpt and not image and not slow and not yamloracle
 
+# `make test` runs the test files on WORKERS processes (pytest-xdist; tests/kit/workers.py): the cluster
+# tests mostly wait, so the waiting overlaps. One process kept 0.55 of a core busy (CONTRIBUTING.md), so
+# four keep two cores busy; `make test WORKERS=1` runs the suite on one worker.
+WORKERS ?= 4
+XDIST := -n $(WORKERS) --dist loadfile
+
 .DEFAULT_GOAL := help
 .PHONY: help example test unit lint goldens bench clean cluster kubeconform crds
 
@@ -62,9 +68,9 @@ kubeconform:
 crds: $(STAMP)
 	$(BIN)/python -m tests.trainer_crds
 
-## Lint, type-check and run the whole test suite (what CI runs).
+## Lint, type-check and run the whole test suite (what CI runs), its files on WORKERS processes (default 4).
 test: $(STAMP) kubeconform cluster lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST)
 
 # PYTHONDONTWRITEBYTECODE emptied: compiled modules (and pytest's rewritten tests) are kept between runs.
 ## The fast loop: the tests that need no control plane, kubectl, kpt or container engine and are not

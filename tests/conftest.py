@@ -14,8 +14,9 @@ from tests.cluster.argocd import ArgoCD
 from tests.cluster.controlplane import DEFAULT_KUEUE, DEFAULT_TRAINER, ControlPlane, Unavailable, require_paths
 from tests.engine import Engine, find_engine
 
-# The test kit's plugins (tests/kit): the CPU budget of a test, the goldens' update switch.
-pytest_plugins = ("tests.kit.cpu_budget", "tests.kit.golden")
+# The test kit's plugins (tests/kit): the CPU budget of a test, the goldens' update switch, the scheduler
+# of `make test`'s workers.
+pytest_plugins = ("tests.kit.cpu_budget", "tests.kit.golden", "tests.kit.workers")
 
 Planes = Callable[[str], ControlPlane]
 KPT_FALLBACK = Path("/usr/lib/google-cloud-sdk/bin/kpt")

@@ -87,7 +87,8 @@ def test_unit_leaves_out_every_marker_and_nothing_else() -> None:
 def test_test_runs_lint_then_every_test() -> None:
     prerequisites, recipe, _ = rules()["test"]
     assert prerequisites[-2:] == ["cluster", "lint"], "CI's make test: the control plane, the checks, the tests"
-    assert recipe == ["$(BIN)/python -m pytest"], "make test runs every test: no -m, -k or paths"
+    assert recipe == ["$(BIN)/python -m pytest $(XDIST)"], "make test runs every test: no -m, -k or paths"
+    assert variable("XDIST") == "-n $(WORKERS) --dist loadfile", "the files on workers (tests/kit/workers.py)"
 
 
 def lint_commands() -> list[list[str]]:

@@ -5,4 +5,5 @@
 - ``golden``: one golden checker and its one update switch (``--update-goldens``, ``make goldens``);
 - ``cpu_budget``: the pytest plugin that names a test over the suite's CPU budget (CONTRIBUTING);
 - ``forked``: the command line run in a fork of the test process, for ``make unit``'s hostile renders.
+- ``workers``: the pytest plugin that schedules `make test`'s files on pytest-xdist's workers.
 """

@@ -1,12 +1,13 @@
 """The suite's CPU budget (CONTRIBUTING: a test costing more than about half a second of CPU is `slow`).
 
 Each test's CPU time is measured (user + system, of this process and of the child processes it waited
-for: getrusage's SELF and CHILDREN), setup, call and teardown together, less the setup of fixtures
-shared by several tests (module or session scope), which no single test owns; it travels on the
-test's teardown report, so the check holds where another process collects the reports (pytest-xdist).
-A test over the budget that carries none of the markers that keep a test out of `make unit` is named at
-the end of the run and the run exits non-zero. CPU time, not wall time: another process on the machine
-barely changes it.
+for: getrusage's SELF and CHILDREN), setup, call and teardown together, less the setup and the
+teardown of fixtures shared by several tests (module or session scope), which no single test owns. A
+test over the budget that carries none of the markers that keep a test out of `make unit` is named at the
+end of the run and the run exits non-zero. CPU time, not wall time: another process on the machine barely changes it.
+
+Under pytest-xdist (``-n``) each worker measures the tests it runs and hands the figures to the controller,
+which judges and reports the whole run.
 
 ``--cpu-budget=SECONDS`` sets the budget (``0`` turns the check off, e.g. under a debugger or a tracer);
 ``--cpu-durations=N`` lists the N costliest tests, as ``--durations`` does with wall time.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import resource
 from collections.abc import Generator
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -28,16 +29,14 @@ DEFAULT_BUDGET = 1.5
 # A test carrying one of these is out of `make unit` (the Makefile's UNIT_MARKERS) and has no budget.
 EXEMPT_MARKERS = ("slow", "cluster", "kubectl", "kpt", "image", "yamloracle")
 
-# The name of the teardown report's user property that carries a test's (CPU seconds, exempt).
-PROPERTY = "cpu_budget"
-
-_started: dict[str, tuple[float, float]] = {}
 _spent: dict[str, float] = {}
 _exempt: set[str] = set()
 # CPU spent setting up shared fixtures so far, and how many shared setups are under way (one may ask
 # for another): only the outermost one counts.
 _shared_setup: list[float] = [0.0]
 _shared_depth: list[int] = [0]
+# When the teardown of each shared fixture being torn down began (CPU seconds), by id of its FixtureDef.
+_teardowns: dict[int, float] = {}
 
 
 def cpu_seconds() -> float:
@@ -70,35 +69,33 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any]) -> Generator[None, 
         _shared_depth[0] -= 1
         if _shared_depth[0] == 0:
             _shared_setup[0] += cpu_seconds() - start
+    # Its teardown too (a control plane's whole life, once its processes are waited for) is no test's: it
+    # falls in the teardown of whichever test ran last before it, on an xdist worker any test. Finalizers
+    # run last added first, so this one starts the clock just before the fixture's own teardown.
+    fixturedef.addfinalizer(lambda: _teardowns.__setitem__(id(fixturedef), cpu_seconds()))
+
+
+def pytest_fixture_post_finalizer(fixturedef: pytest.FixtureDef[Any]) -> None:
+    started = _teardowns.pop(id(fixturedef), None)
+    if started is not None:
+        _shared_setup[0] += cpu_seconds() - started
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
-    _started[item.nodeid] = (_shared_setup[0], cpu_seconds())
+    shared_before, start = _shared_setup[0], cpu_seconds()
     yield
+    _spent[item.nodeid] = cpu_seconds() - start - (_shared_setup[0] - shared_before)
+    if any(item.get_closest_marker(marker) for marker in EXEMPT_MARKERS):
+        _exempt.add(item.nodeid)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
-    """The test's cost goes out on its teardown report: the process that sums them may be another one
-    than the process that ran the test (a pytest-xdist worker sends its reports to the controller)."""
-    outcome = yield
-    if call.when == "teardown" and item.nodeid in _started:
-        shared_before, start = _started.pop(item.nodeid)
-        spent = cpu_seconds() - start - (_shared_setup[0] - shared_before)
-        exempt = any(item.get_closest_marker(marker) for marker in EXEMPT_MARKERS)
-        outcome.get_result().user_properties.append((PROPERTY, (spent, exempt)))
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when != "teardown":
-        return
-    for name, value in report.user_properties:
-        if name == PROPERTY:
-            spent, exempt = cast(tuple[float, bool], value)
-            _spent[report.nodeid] = spent
-            if exempt:
-                _exempt.add(report.nodeid)
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """On xdist's controller: the CPU each test cost on the worker that ran it."""
+    output: dict[str, Any] = getattr(node, "workeroutput", None) or {}
+    _spent.update(output.get("cpu_spent", {}))
+    _exempt.update(output.get("cpu_exempt", ()))
 
 
 def offenders(budget: float) -> list[tuple[str, float]]:
@@ -107,6 +104,10 @@ def offenders(budget: float) -> list[tuple[str, float]]:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:  # an xdist worker: its controller judges the whole run (pytest_testnodedown)
+        output["cpu_spent"], output["cpu_exempt"] = dict(_spent), sorted(_exempt)
+        return
     budget = session.config.getoption("--cpu-budget")
     if budget and offenders(budget) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,6 +44,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption(UPDATE_OPTION):
         _updating[0] = True
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:  # an xdist worker: its controller reports (pytest_testnodedown)
+        output["goldens_rewritten"] = [str(path) for path in rewritten]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """On xdist's controller: the goldens a worker rewrote."""
+    output: dict[str, Any] = getattr(node, "workeroutput", None) or {}
+    rewritten.extend(Path(path) for path in output.get("goldens_rewritten", ()))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

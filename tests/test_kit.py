@@ -6,7 +6,6 @@ files first, the split file test by test."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import resource
 import subprocess

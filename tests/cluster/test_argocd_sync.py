@@ -42,9 +42,7 @@ class Synchronized(Tracked):
     def __init__(self, cp: ControlPlane, tmp_path: Path, name: str, *, cpu: str = "100") -> None:
         self.others: list[dict[str, Any]] = []
         self.with_job = True
-        super().__init__(cp, tmp_path, name)
-        if cpu != "100":
-            self.quota(cpu)
+        super().__init__(cp, tmp_path, name, cpu=cpu)
 
     def quota(self, cpu: str) -> None:
         self.cp.apply_server_side(dump(*queues(self.ns, self.ns, cpu, "1000Gi")))

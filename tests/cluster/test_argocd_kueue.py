@@ -42,9 +42,8 @@ class Tracked(Scene):
     generation through the repo-server itself is test_argocd_generate's), re-rendered from an edited
     source."""
 
-    def __init__(self, cp: ControlPlane, tmp_path: Path, name: str) -> None:
-        super().__init__(cp, tmp_path, name, cpu="100", env=True)
-        self.tmp_path = tmp_path
+    def __init__(self, cp: ControlPlane, tmp_path: Path, name: str, *, cpu: str = "100") -> None:
+        super().__init__(cp, tmp_path, name, cpu=cpu, env=True)
         self.app = application(f"teams/{self.ns}")
         self.base = shapes_runtime(self.ns)
         self.trainjob = sized("job", self.ns, self.ns, "team")

@@ -33,6 +33,9 @@ TEAM = "example.com/team"
 # The control plane runs no garbage collector: a foreground deletion (Argo CD's default prune
 # propagation) waits for it forever, so the pruning test deletes in the background.
 BACKGROUND = "PrunePropagationPolicy=background"
+RUNTIMES = "trainingruntimes.trainer.kubeflow.org"
+IN_USE = "trainer.kubeflow.org/resource-in-use"
+MARKS_RUNTIMES_IN_USE = {"v2.2.1"}
 
 
 class Synchronized(Tracked):
@@ -42,9 +45,7 @@ class Synchronized(Tracked):
     def __init__(self, cp: ControlPlane, tmp_path: Path, name: str, *, cpu: str = "100") -> None:
         self.others: list[dict[str, Any]] = []
         self.with_job = True
-        super().__init__(cp, tmp_path, name)
-        if cpu != "100":
-            self.quota(cpu)
+        super().__init__(cp, tmp_path, name, cpu=cpu)
 
     def quota(self, cpu: str) -> None:
         self.cp.apply_server_side(dump(*queues(self.ns, self.ns, cpu, "1000Gi")))
@@ -74,6 +75,22 @@ class Synchronized(Tracked):
         job = next(m for m in self.manifests if m["kind"] == "TrainJob" and m["metadata"]["name"] == trainjob)
         name: str = job["spec"]["runtimeRef"]["name"]
         return name
+
+    def reconciled(self) -> None:
+        """Trainer's runtime controller has seen the synced TrainJobs: v2.2.1 marks each runtime a TrainJob
+        uses with its in-use finalizer (pkg/controller/trainingruntime_controller.go; v2.3.0 only removes
+        it). Argo CD's diff taken before that, within a second of the sync, says the derived runtime is
+        OutOfSync with no field named; a moment later, Synced."""
+        if self.cp.trainer not in MARKS_RUNTIMES_IN_USE:
+            return
+        for trainjob in self.trainjobs():
+            runtime = self.derived(trainjob["metadata"]["name"])
+            wait_for(f"{runtime}'s in-use finalizer", lambda name=runtime: IN_USE in self.finalizers(name))
+
+    def finalizers(self, runtime: str) -> list[str]:
+        live = self.cp.get(RUNTIMES, runtime, self.ns) or {}
+        found: list[str] = live.get("metadata", {}).get("finalizers", [])
+        return found
 
     def running(self) -> None:
         wait_for("admission", self.admitted)
@@ -113,11 +130,13 @@ def test_server_side_sync_and_resyncs_with_git_unchanged_keep_the_trainjob(
         "TrainJob/job": 0,
     }
     assert [w.wave for w in first.waves] == [-1, 0], "the derived runtime's wave, then the TrainJob's"
+    scene.reconciled()
 
     wait_for("Kueue's entry", lambda: scene.managers() == [TEAM, KUEUE_MANAGER])
     if not pending:
         scene.running()
-    assert scene.diff(argocd).status == "Synced", changed(scene.diff(argocd))
+    compared = scene.diff(argocd)
+    assert compared.status == "Synced", changed(compared)
 
     healed = scene.sync(argocd, self_heal=True)
     assert healed.skipped and healed.before.status == "Synced", changed(healed.before)
@@ -144,6 +163,7 @@ def test_argocds_default_client_side_sync_leaves_a_trainjob_stuck_or_refused(
     scene = Synchronized(plane, tmp_path, "sync-csa-p" if pending else "sync-csa-r", cpu="1" if pending else "100")
     app = client_side(scene.app)
     succeeded(scene.sync(argocd, app, cm=False))
+    scene.reconciled()
     wait_for("Kueue's entry", lambda: scene.managers() == [TEAM, KUEUE_MANAGER])
     if not pending:
         scene.running()
@@ -191,6 +211,7 @@ def test_a_sync_with_prune_after_a_trainjob_leaves_git(argocd: ArgoCD, plane: Co
     succeeded(first)
     assert waves(first)[f"TrainingRuntime/{derived}"] == waves(first)[f"TrainingRuntime/{others}"] == -1
     assert waves(first)["TrainJob/job"] == waves(first)["TrainJob/other"] == 0
+    scene.reconciled()
     scene.running()
 
     scene.with_job = False

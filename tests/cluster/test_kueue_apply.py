@@ -14,6 +14,7 @@ follow from these.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -78,8 +79,14 @@ class Scene:
             jobs = trainjob["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
             loader = jobs[0]["template"]["spec"]["template"]["spec"]["initContainers"][0]
             loader["env"] = [{"name": "DATA", "value": "s3://bucket"}]
-        source = write(tmp_path / self.ns / "bundle.yaml", shapes_runtime(self.ns), trainjob)
-        self.rendered = render(str(source), cwd=tmp_path)
+        self.source = write(tmp_path / self.ns / "bundle.yaml", shapes_runtime(self.ns), trainjob)
+        self.tmp_path = tmp_path
+
+    @functools.cached_property
+    def rendered(self) -> str:
+        """The function's render of the bundle, when first asked for (a subclass that renders a bundle of
+        its own sets it and never runs this one)."""
+        return render(str(self.source), cwd=self.tmp_path)
 
     def apply(self, *, server_side: bool, check: bool = True) -> str:
         """Apply the render as the docs say (retried while the webhook's cache lacks the new runtime);

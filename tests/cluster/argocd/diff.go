@@ -130,6 +130,11 @@ func connect(kubeconfig string) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The rate Argo CD's controller talks to a destination at (pkg/apis/application/v1alpha1/types.go,
+	// Cluster.RawRestConfig: K8sClientConfigQPS and K8sClientConfigBurst, ARGOCD_K8S_CLIENT_QPS, 50 and 100 by
+	// default), not client-go's 5 and 10, which throttled each comparison's listing of every kind for 11 s.
+	config.QPS = v1alpha1.K8sClientConfigQPS
+	config.Burst = v1alpha1.K8sClientConfigBurst
 	discoveryClient, err := discovery.NewDiscoveryClientForConfig(config)
 	if err != nil {
 		return nil, err

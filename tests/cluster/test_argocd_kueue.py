@@ -34,6 +34,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SHIPPED_CM = yaml.safe_load((ROOT / "deploy" / "argocd-cm" / "argocd-cm.yaml").read_text())
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 IMMUTABLE = "spec.runtimeRef: Invalid value: field is immutable"
+RUNTIMES = "trainingruntimes.trainer.kubeflow.org"
+IN_USE = "trainer.kubeflow.org/resource-in-use"
+MARKS_RUNTIMES_IN_USE = {"v2.2.1"}
 
 
 class Tracked(Scene):
@@ -78,6 +81,28 @@ class Tracked(Scene):
         wait_for("Kueue's entry", lambda: self.managers() == ["example.com/team", KUEUE_MANAGER])
         assert wait_for("a running TrainJob", lambda: self.live()["spec"].get("suspend") is False)
         assert all("time" in p for p in self.live()["spec"]["runtimePatches"])
+        self.reconciled()
+
+    def derived(self, trainjob: str = "job") -> str:
+        job = next(m for m in self.manifests if m["kind"] == "TrainJob" and m["metadata"]["name"] == trainjob)
+        name: str = job["spec"]["runtimeRef"]["name"]
+        return name
+
+    def reconciled(self) -> None:
+        """Trainer's runtime controller has seen the synced TrainJobs: v2.2.1 marks each runtime a TrainJob
+        uses with its in-use finalizer (pkg/controller/trainingruntime_controller.go; v2.3.0 only removes
+        it). Argo CD's diff taken before that, within a second of the sync, says the derived runtime is
+        OutOfSync with no field named; a moment later, Synced."""
+        if self.cp.trainer not in MARKS_RUNTIMES_IN_USE:
+            return
+        for trainjob in self.trainjobs():
+            runtime = self.derived(trainjob["metadata"]["name"])
+            wait_for(f"{runtime}'s in-use finalizer", lambda name=runtime: IN_USE in self.finalizers(name))
+
+    def finalizers(self, runtime: str) -> list[str]:
+        live = self.cp.get(RUNTIMES, runtime, self.ns) or {}
+        found: list[str] = live.get("metadata", {}).get("finalizers", [])
+        return found
 
 
 def loader(trainjob: dict[str, Any]) -> dict[str, Any]:

@@ -33,9 +33,6 @@ TEAM = "example.com/team"
 # The control plane runs no garbage collector: a foreground deletion (Argo CD's default prune
 # propagation) waits for it forever, so the pruning test deletes in the background.
 BACKGROUND = "PrunePropagationPolicy=background"
-RUNTIMES = "trainingruntimes.trainer.kubeflow.org"
-IN_USE = "trainer.kubeflow.org/resource-in-use"
-MARKS_RUNTIMES_IN_USE = {"v2.2.1"}
 
 
 class Synchronized(Tracked):
@@ -70,27 +67,6 @@ class Synchronized(Tracked):
             prune=prune,
             self_heal=self_heal,
         )
-
-    def derived(self, trainjob: str = "job") -> str:
-        job = next(m for m in self.manifests if m["kind"] == "TrainJob" and m["metadata"]["name"] == trainjob)
-        name: str = job["spec"]["runtimeRef"]["name"]
-        return name
-
-    def reconciled(self) -> None:
-        """Trainer's runtime controller has seen the synced TrainJobs: v2.2.1 marks each runtime a TrainJob
-        uses with its in-use finalizer (pkg/controller/trainingruntime_controller.go; v2.3.0 only removes
-        it). Argo CD's diff taken before that, within a second of the sync, says the derived runtime is
-        OutOfSync with no field named; a moment later, Synced."""
-        if self.cp.trainer not in MARKS_RUNTIMES_IN_USE:
-            return
-        for trainjob in self.trainjobs():
-            runtime = self.derived(trainjob["metadata"]["name"])
-            wait_for(f"{runtime}'s in-use finalizer", lambda name=runtime: IN_USE in self.finalizers(name))
-
-    def finalizers(self, runtime: str) -> list[str]:
-        live = self.cp.get(RUNTIMES, runtime, self.ns) or {}
-        found: list[str] = live.get("metadata", {}).get("finalizers", [])
-        return found
 
     def running(self) -> None:
         wait_for("admission", self.admitted)

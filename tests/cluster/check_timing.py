@@ -78,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         "up while FILE exists (to time check by hand)",
     )
     options = parser.parse_args(argv)
+    # As bench/run.py: an installed package's bytecode (under PYTHONDONTWRITEBYTECODE a checkout compiles
+    # every module on every run).
+    package = Path(__file__).resolve().parents[2] / "function" / "trainjob_resources"
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
     with tempfile.TemporaryDirectory() as tmp, ControlPlane() as cp:
         _, folder = write(options.n, Path(tmp) / "bundle")
         for ns in NAMESPACES:

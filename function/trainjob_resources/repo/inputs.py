@@ -430,7 +430,7 @@ def _read_text(text: str, label: str, inputs: Inputs, built: bool = False) -> No
                 continue
             assert isinstance(obj, MappingNode)
             if obj is node and not is_json:  # a whole document: held as its text (textitems)
-                inputs.items.append(read_document(chunk, obj, first_line, label, index - 1, built))
+                inputs.items.append(read_document(chunk, obj, first_line, label, index - 1))
                 continue
             metadata = yn.get(obj, "metadata")
             if not isinstance(metadata, MappingNode):

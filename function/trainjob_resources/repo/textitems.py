@@ -104,17 +104,11 @@ class DocumentItem(Item):
         return None if self.dirty else self.shown
 
 
-def read_document(
-    document: str, node: MappingNode, first_line: int, path: str, index: int, built: bool = False
-) -> DocumentItem:
+def read_document(document: str, node: MappingNode, first_line: int, path: str, index: int) -> DocumentItem:
     """The object ``node``, composed from ``document`` (a whole document of the file at ``path``),
-    annotated with its path and index; settled at once unless the bundle index reads it again, or it
-    is a kustomize build's (``built``), which render edits next (``inputs._name_origins``) and would
-    compose again."""
+    annotated with its path and index; settled at once unless the bundle index reads it again."""
     item = DocumentItem(document, node, first_line, ((PATH_KEY, path), (INDEX_KEY, str(index))))
     kind = (item.group, item.kind)
-    if built:
-        return item
     if kind == _TRAINJOB:
         item.drop()  # composed again when the function reads it, one at a time, and settled then
     elif not (kind[0] in _KEPT_GROUPS or (kind[0] == "" and kind[1] in _KEPT_CORE_KINDS)):

@@ -138,3 +138,22 @@ def test_only_the_runtime_keeps_its_tree(tmp_path: Path) -> None:
     texts = list(printed(result, inputs, texts=True))
     assert sum(isinstance(text, str) for text in texts) == len(documents) - len(unwritten)
     assert not [item.name for item in documents if item._node is not None and not item.dirty], "printed, then dropped"
+
+
+def test_a_kept_trainjob_keeps_its_tree_and_reads_as_the_settled_one(tmp_path: Path) -> None:
+    """``check`` (Item.kept) reads each TrainJob as rendered from its tree, not composed again from its text."""
+
+    repo = _repo(tmp_path)
+
+    def rendered(kept: bool) -> list[tuple[bool, object]]:
+        resource_list, inputs = render_inputs.load(render_inputs.ReadRequest([str(repo)], root=str(tmp_path)))
+        for item in resource_list.items:
+            item.kept = kept and item.kind == "TrainJob"
+        trainjobs = [item for item in resource_list.items if item.kind == "TrainJob"]
+        process(resource_list, inputs.platform_ids)
+        return [(item._node is not None, item.value()) for item in trainjobs]
+
+    settled, kept = rendered(False), rendered(True)
+    assert len(kept) == 3 and all(held for held, _ in kept)
+    assert not all(held for held, _ in settled)
+    assert [value for _, value in kept] == [value for _, value in settled]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -35,6 +37,12 @@ def _apply(cp: ControlPlane, text: str, timeout: float = 600.0) -> None:
         time.sleep(0.5)
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of the waited-for children so far: each run's is the difference."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _profile(out: str, args: list[str], cwd: str) -> None:
     import contextlib
     import cProfile
@@ -42,7 +50,7 @@ def _profile(out: str, args: list[str], cwd: str) -> None:
     import os
     import pstats
 
-    from trainjob_resources.cli import check
+    from trainjob_resources.cli import main
 
     here = os.getcwd()
     os.chdir(cwd)
@@ -50,7 +58,7 @@ def _profile(out: str, args: list[str], cwd: str) -> None:
     started = time.monotonic()
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            profiler.runcall(check.main, args)
+            profiler.runcall(main.main, ["check", *args])  # as the command runs: gc off, no pydantic plugins
     finally:
         os.chdir(here)
     print(f"profiled run: {time.monotonic() - started:.2f} s wall", flush=True)
@@ -63,7 +71,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=500)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", metavar="FILE", help="then run check once in this process under cProfile")
+    parser.add_argument(
+        "--hold",
+        metavar="FILE",
+        help="then print the bundle's and kubeconfig's paths and keep the control plane "
+        "up while FILE exists (to time check by hand)",
+    )
     options = parser.parse_args(argv)
+    # As bench/run.py: an installed package's bytecode (under PYTHONDONTWRITEBYTECODE a checkout compiles
+    # every module on every run).
+    package = Path(__file__).resolve().parents[2] / "function" / "trainjob_resources"
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
     with tempfile.TemporaryDirectory() as tmp, ControlPlane() as cp:
         _, folder = write(options.n, Path(tmp) / "bundle")
         for ns in NAMESPACES:
@@ -110,16 +128,17 @@ def main(argv: list[str] | None = None) -> int:
                 break
             time.sleep(2)
         print(f"{len(trainjobs)} TrainJobs live, {found} runtime snapshots", flush=True)
-        started = time.monotonic()
+        started, cpu = time.monotonic(), _children_cpu()
         subprocess.run(
             [sys.executable, "-m", "trainjob_resources", "render", str(folder)],
             capture_output=True,
             check=True,
             cwd=tmp,
         )
-        print(f"render alone (the same bundle): {time.monotonic() - started:.2f} s", flush=True)
+        seconds, cpu = time.monotonic() - started, _children_cpu() - cpu
+        print(f"render alone (the same bundle): {seconds:.2f} s wall, {cpu:.2f} s CPU", flush=True)
         for run in range(options.runs):
-            started = time.monotonic()
+            started, cpu = time.monotonic(), _children_cpu()
             done = subprocess.run(
                 [
                     sys.executable,
@@ -136,13 +155,23 @@ def main(argv: list[str] | None = None) -> int:
                 text=True,
                 cwd=tmp,
             )
-            seconds = time.monotonic() - started
+            seconds, cpu = time.monotonic() - started, _children_cpu() - cpu
             codes = (
                 [f["code"] for f in json.loads(done.stdout)["findings"]] if done.stdout.startswith("{") else done.stderr
             )
-            print(f"run {run + 1}: check exited {done.returncode} in {seconds:.2f} s; findings: {codes}", flush=True)
+            load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+            print(
+                f"run {run + 1}: check exited {done.returncode} in {seconds:.2f} s wall, {cpu:.2f} s CPU "
+                f"(load {load}); findings: {codes}",
+                flush=True,
+            )
         if options.profile:
             _profile(options.profile, [str(folder), "--kubeconfig", cp.kubeconfig, "--format", "json"], tmp)
+        if options.hold:
+            Path(options.hold).touch()
+            print(f"holding: bundle {folder}, --kubeconfig {cp.kubeconfig}, cwd {tmp}", flush=True)
+            while Path(options.hold).exists():
+                time.sleep(1)
     return 0
 
 

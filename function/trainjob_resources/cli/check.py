@@ -127,6 +127,8 @@ def _check(options: argparse.Namespace) -> int:
         if inputs.errors:
             return _render_failed(inputs.errors)
         written = [_applied(item) for item in resource_list.items]
+        for item in resource_list.items:
+            item.kept = item.kind == TRAINJOB_KIND  # read again as rendered (objects), not composed again
         live = gather.read(cluster, written, options.trainer_namespace)
         if options.kueue_version is not None:
             live.kueue.release = options.kueue_version

@@ -34,6 +34,7 @@ class Item:
         "dirty",
         "hint",
         "index",
+        "kept",
         "line",
         "lines_from",
         "origin",
@@ -75,6 +76,8 @@ class Item:
         # Its serialization (``yamlnodes.serialize`` of its node), where the one who made it wrote
         # it with the node (a derived runtime); dropped when it is touched.
         self.written: str | None = None
+        # ``settle`` keeps its tree (``check`` reads every TrainJob as rendered, which would compose its text again).
+        self.kept = False
 
     @property
     def node(self) -> Node:
@@ -92,7 +95,7 @@ class Item:
 
     def settle(self) -> None:
         """Done with this item: drop its tree if its text can stand for it, else write the text now."""
-        if self.source is None:
+        if self.source is None or self.kept:
             return
         if self.dirty:
             if self.hint is None:  # a TrainJob read lazily is not asked for its fields again when done

@@ -73,8 +73,8 @@ class DocumentItem(Item):
         tree goes once what render prints for it is written. Unchanged, it is composed again from
         the document if needed. Changed, and left with annotations of its own, it is composed
         again from what is printed, with render's annotations added back (lines of its file are
-        then no longer known); else it keeps its tree, as a plain Item does."""
-        if self._node is None:
+        then no longer known); else it keeps its tree, as a plain Item does (and as ``kept`` asks)."""
+        if self._node is None or self.kept:
             return
         self._fields()
         node = self._node

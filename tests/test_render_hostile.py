@@ -55,15 +55,17 @@ def render(
     path: str = KUBECTL_DIR,
     cpu_seconds: int = 20,
     stdin: bytes | None = None,
+    wall_seconds: int = 30,
 ) -> Outcome:
-    """The installed command run in ``cwd``; never more than ``cpu_seconds`` of CPU or 30 s. Under
-    ``make unit``, a fork of this process that runs what the command runs (``tests/kit/forked.py``)."""
+    """The installed command run in ``cwd``; never more than ``cpu_seconds`` of CPU or ``wall_seconds``
+    (a safety net: on a loaded machine the wall clock says nothing of the function). Under ``make unit``,
+    a fork of this process that runs what the command runs (``tests/kit/forked.py``)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("ARGOCD_")}
     environment = {**base, "PATH": path, "HOSTILE_SECRET": SECRET, **(env or {})}
     program = [str(EXECUTABLE)] if EXECUTABLE.exists() else [sys.executable, "-m", "trainjob_resources"]
     if forked.wanted() and forked.address_space_fits(ADDRESS_SPACE):
         code, stdout, stderr = forked.run(
-            [str(EXECUTABLE), command, *args], cwd, environment, lambda: _limits(cpu_seconds), 30, stdin
+            [str(EXECUTABLE), command, *args], cwd, environment, lambda: _limits(cpu_seconds), wall_seconds, stdin
         )
     else:
         done = subprocess.run(
@@ -72,7 +74,7 @@ def render(
             env=environment,
             input=stdin,
             capture_output=True,
-            timeout=30,
+            timeout=wall_seconds,
             preexec_fn=lambda: _limits(cpu_seconds),
             check=False,
         )
@@ -948,11 +950,11 @@ def test_the_kustomize_child_is_bounded_in_memory(repo: Path) -> None:
     app = repo / "bomb"
     write(app / "bomb.yaml", "\n".join(bomb) + "\n")
     write(app / "kustomization.yaml", "resources:\n- bomb.yaml\n")
-    started = time.monotonic()
-    out = render(app, cpu_seconds=60)
+    # Memory stops it, not render's 60 s for kustomize builds (that would say so instead); the wall clock
+    # of a loaded machine (make test's four workers on two cores) is no measure of it.
+    out = render(app, cpu_seconds=60, wall_seconds=180)
     assert (out.code, out.stdout) == (1, ""), out
     assert "ran out of its 1024 MiB of memory" in out.stderr, out
-    assert time.monotonic() - started < 30
 
 
 def test_a_big_file_named_by_many_generators_is_refused_before_kustomize_reads_it(repo: Path) -> None:

@@ -83,3 +83,30 @@ def test_a_prune_deletes_derived_runtimes_where_the_render_writes_and_its_applic
     live.trainjobs.append(job)
     names = {key[2] for key in pruned(Render([build.trainjob("stays", "plain", namespace="a")], [], {}), live)}
     assert names == {"here", "ours"}
+
+
+def cluster_derived(name: str, app: str | None) -> dict[str, Any]:
+    runtime = derived(name, "", app)
+    del runtime["metadata"]["namespace"]
+    runtime["kind"] = "ClusterTrainingRuntime"
+    if app:
+        runtime["metadata"]["annotations"] = {TRACKING: f"{app}:trainer.kubeflow.org/ClusterTrainingRuntime:{name}"}
+    return runtime
+
+
+def test_a_prune_deletes_derived_cluster_runtimes_only_where_the_render_writes_cluster_scope_or_tracks_them() -> (
+    None
+):
+    """Another team's derived ClusterTrainingRuntime is no object of this render's application: found on
+    the control plane, where check of a namespaced render counted every live one as pruned."""
+    live = Live()
+    for runtime in (cluster_derived("untracked", None), cluster_derived("ours", "team"), cluster_derived("x", "other")):
+        live.runtimes[("ClusterTrainingRuntime", "", runtime["metadata"]["name"])] = runtime
+    job = build.trainjob("stays", "plain", namespace="a")
+    job["metadata"]["annotations"] = {TRACKING: "team:trainer.kubeflow.org/TrainJob:a/stays"}
+    live.trainjobs.append(job)
+    namespaced = Render([build.trainjob("stays", "plain", namespace="a")], [], {})
+    assert {key[2] for key in pruned(namespaced, live)} == {"ours"}
+    written = cluster_derived("kept", None)
+    with_cluster_scope = Render([build.trainjob("stays", "plain", namespace="a"), written], [], {})
+    assert {key[2] for key in pruned(with_cluster_scope, live)} == {"untracked", "ours", "x"}

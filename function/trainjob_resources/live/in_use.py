@@ -1,9 +1,10 @@
 """``runtime-in-use``: a derived runtime a pruning sync deletes while live TrainJobs use it.
 
-Which derived runtimes the prune deletes: those the render no longer has in a namespace it writes to,
-and, in a namespace it no longer writes to, those Argo CD tracks for the render's own application (the
-application that tracks the live copies of the render's objects): Argo CD prunes every object it
-tracks that the target state lacks, wherever it is. TrainJobs Argo CD tracks for that application and
+Which derived runtimes the prune deletes: those the render no longer has in a namespace it writes to
+(the cluster scope counts as one where the render has a cluster-scoped object), and, elsewhere, those
+Argo CD tracks for the render's own application (the application that tracks the live copies of the
+render's objects): Argo CD prunes every object it tracks that the target state lacks, wherever it is,
+and nothing another application tracks (another team's derived ClusterTrainingRuntime included). TrainJobs Argo CD tracks for that application and
 the render no longer has are pruned with it and not counted.
 
 What follows depends on the cluster's Trainer release (``trainer/releases.py``): v2.3.0 deletes the
@@ -54,7 +55,7 @@ def pruned(render: Render, live: Live) -> dict[RuntimeKey, Mapping[str, Any]]:
     for key, runtime in sorted(live.runtimes.items()):
         if key in applied or not is_derived(runtime):
             continue
-        if key[1] and key[1] not in namespaces and tracking(runtime) not in apps:
+        if key[1] not in namespaces and tracking(runtime) not in apps:
             continue
         out[key] = runtime
     return out

@@ -4,8 +4,9 @@ Which derived runtimes the prune deletes: those the render no longer has in a na
 (the cluster scope counts as one where the render has a cluster-scoped object), and, elsewhere, those
 Argo CD tracks for the render's own application (the application that tracks the live copies of the
 render's objects): Argo CD prunes every object it tracks that the target state lacks, wherever it is,
-and nothing another application tracks (another team's derived ClusterTrainingRuntime included). TrainJobs Argo CD tracks for that application and
-the render no longer has are pruned with it and not counted.
+and nothing another application tracks (another team's derived ClusterTrainingRuntime included).
+TrainJobs Argo CD tracks for that application and the render no longer has are pruned with it and not
+counted.
 
 What follows depends on the cluster's Trainer release (``trainer/releases.py``): v2.3.0 deletes the
 runtime, and Trainer's webhook then refuses every update of the TrainJobs on it (``ValidateObjects``

@@ -94,9 +94,7 @@ def cluster_derived(name: str, app: str | None) -> dict[str, Any]:
     return runtime
 
 
-def test_a_prune_deletes_derived_cluster_runtimes_only_where_the_render_writes_cluster_scope_or_tracks_them() -> (
-    None
-):
+def test_a_prune_deletes_derived_cluster_runtimes_only_where_the_render_writes_cluster_scope_or_tracks_them() -> None:
     """Another team's derived ClusterTrainingRuntime is no object of this render's application: found on
     the control plane, where check of a namespaced render counted every live one as pruned."""
     live = Live()

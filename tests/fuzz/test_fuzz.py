@@ -4,6 +4,7 @@ is documented in fuzz_reader.py and docs/hardening.md."""
 
 from __future__ import annotations
 
+import base64
 import codecs
 import importlib.util
 import subprocess
@@ -92,5 +93,20 @@ def test_atheris_short_run(tmp_path: Path) -> None:
         check=False,
         timeout=120,
     )
-    crashes = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("crash-", "timeout-", "oom-")))
-    assert done.returncode == 0 and not crashes, done.stderr[-4000:]
+    crashes = sorted(p for p in tmp_path.iterdir() if p.name.startswith(("crash-", "timeout-", "oom-")))
+    assert done.returncode == 0 and not crashes, failure_report(done, crashes)
+
+
+def failure_report(done: subprocess.CompletedProcess[str], crashes: list[Path]) -> str:
+    """What a failed run needs to be replayed: atheris prints the Python exception on stdout and
+    libFuzzer its own lines on stderr; each input that failed is shown in base64."""
+    inputs = [f"{p.name} (base64): {base64.b64encode(p.read_bytes()).decode()}" for p in crashes]
+    return "\n".join([done.stdout[-3000:], done.stderr[-1500:], *inputs])
+
+
+FINDINGS = sorted((HERE / "findings").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("finding", FINDINGS, ids=[p.stem for p in FINDINGS])
+def test_what_the_fuzzers_found_keeps_the_property(finding: Path) -> None:
+    check(finding.read_bytes())

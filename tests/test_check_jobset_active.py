@@ -44,8 +44,9 @@ def test_a_change_while_suspended_is_refused_while_the_jobset_has_active_jobs(re
     assert found(was, True, "b", {"n/j": jobset("j", node=0)}, release) == []
     assert found(was, True, "b", {}, release) == []  # no JobSet: client.IgnoreNotFound
     assert found(was, True, "a", active, release) == []  # nothing changed
-    [unknown] = found(was, True, "b", None, release)
-    assert unknown.startswith("warning: ") and "serves no JobSets" in unknown, unknown
+    [unserved] = found(was, True, "b", None, release)  # the webhook's Get: no matches for kind "JobSet"
+    assert unserved.startswith("error: ") and "serves no JobSets" in unserved, unserved
+    assert found(was, True, "a", None, release) == []
 
 
 def test_resuming_with_a_change_is_refused_on_v2_2_1_and_later_while_active_and_always_on_v2_2_0() -> None:

@@ -3,14 +3,18 @@ planes: a TrainJob synced running or suspended, its JobSet's status written thro
 as the JobSet controller would (none runs here: `active` jobs or none, or no status), then `check` on the
 next render (its patch moved or not, `spec.suspend` drawn), then the sync (server-side as Argo CD's
 `argocd-controller`, or client-side). Asserted: Trainer's webhook refused the TrainJob exactly where `check`
-said `runtime-patches-immutable` error. And the PreSync hook's rule to list JobSets is needed.
+said `runtime-patches-immutable` error. On a control plane without JobSet's CRD, the webhook refuses every
+such change, as `check` says. And the PreSync hook's rule to list JobSets is needed.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
+import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +23,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.cluster.controlplane import JOBSET, TRAINJOB, ControlPlane
+from tests.cluster.controlplane import JOBSET, TRAINJOB, ControlPlane, require_paths
 from tests.cluster.test_check import (
     SYNCER,
     _check_as,
@@ -115,7 +119,7 @@ def test_the_webhook_refuses_a_patch_change_while_the_jobset_is_active_exactly_w
     happened = "TrainJob/job" in refused
     assert not happened or REFUSED in refused["TrainJob/job"], refused
     assert ("error" in said) == happened, (situation, checked.findings, refused)
-    assert said <= {"error"}, checked.findings  # a JobSet is served here: never "cannot tell"
+    assert said <= {"error"}, checked.findings
 
 
 def test_the_presync_hooks_rule_to_list_jobsets_is_needed_where_a_suspended_trainjobs_patch_changes(
@@ -139,3 +143,44 @@ def test_the_presync_hooks_rule_to_list_jobsets_is_needed_where_a_suspended_trai
     assert ok.code == 1 and {f["code"] for f in ok.findings} == {"forbidden", "trainer-version"}, ok.stderr
     taken = take_each_rule_away(cp, rbac, kubeconfig, repo, tmp_path, lambda r: r["apiGroups"] == [JOBSET_GROUP])
     assert taken == 1
+
+
+@pytest.fixture(scope="module", params=RELEASES)
+def without_jobsets(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """A control plane of the release whose CRDs leave JobSet's out (Trainer runs; its JobSet plugin's
+    watches are not set up)."""
+    paths = copy.deepcopy(require_paths())
+    release = paths["releases"][request.param]
+    crds = tmp_path_factory.mktemp("crds-without-jobset")
+    for crd in Path(release["crds"]).iterdir():
+        if not crd.name.startswith(JOBSET_GROUP):
+            shutil.copy(crd, crds)
+    release["crds"] = str(crds)
+    cp = ControlPlane(paths=paths, trainer=request.param).start()
+    try:
+        yield cp
+    finally:
+        cp.stop()
+
+
+def test_without_jobsets_served_the_webhook_refuses_every_patch_change_of_a_suspended_trainjob(
+    without_jobsets: ControlPlane, tmp_path: Path
+) -> None:
+    cp = without_jobsets
+    ns = namespace(cp, "no-jobsets")
+    base = runtime("no-jobsets-base", kind=KIND, namespace=ns)
+    cp.apply_server_side(dump(base))
+    runtimes = str(write(tmp_path / "base.yaml", base))
+    repo = tmp_path / "repo"
+    write(repo / "job.yaml", node_selector_job("job", ns, "no-jobsets-base", "a", kind=KIND, suspend=True))
+    first = list(yaml.safe_load_all(render(str(repo), "--runtimes", runtimes, cwd=tmp_path)))
+    assert apply_each(cp, first, "server-side", None) == {}
+    assert check(cp, str(repo), cwd=tmp_path).codes() == []  # nothing changes: the webhook reads no JobSet
+
+    write(repo / "job.yaml", node_selector_job("job", ns, "no-jobsets-base", "b", kind=KIND, suspend=True))
+    checked = check(cp, str(repo), cwd=tmp_path)
+    [finding] = checked.of("runtime-patches-immutable")
+    assert finding["severity"] == "error" and "serves no JobSets" in finding["message"], finding
+    second = list(yaml.safe_load_all(render(str(repo), "--runtimes", runtimes, cwd=tmp_path)))
+    refused = apply_each(cp, second, "server-side", None)
+    assert set(refused) == {"TrainJob/job"} and 'no matches for kind "JobSet"' in refused["TrainJob/job"], refused

@@ -1,7 +1,7 @@
 """What ``check`` reads for ``runtime-patches-immutable`` on a suspended TrainJob (``jobset_active``): the
 JobSets of the namespaces where the sync changes the runtimePatches of a TrainJob suspended before or
 after it, one list call per namespace, and only there. Where the cluster serves no JobSets (discovery of
-jobset.x-k8s.io/v1alpha2) none are read and the finding says it cannot tell; a list the identity may not
+jobset.x-k8s.io/v1alpha2) none are read, and the webhook refuses every such change; a list the identity may not
 make stops ``check`` as every other read does (exit 2, naming the rights docs/check.md lists).
 """
 

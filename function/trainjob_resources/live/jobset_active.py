@@ -2,7 +2,8 @@
 then reads the TrainJob's JobSet (same namespace and name, from its manager's cache) and refuses the change
 while any of its replicated jobs has active jobs (``status.replicatedJobsStatus[].active`` above 0:
 "RuntimePatches cannot be modified when the JobSet's ReplicatedJob ... is still active"); no JobSet is no
-refusal (``client.IgnoreNotFound``). ``checkRuntimePatchesImmutability``,
+refusal (``client.IgnoreNotFound``), and a cluster that serves no JobSets refuses every such change (the
+cached client's "no matches for kind" is an internal error). ``checkRuntimePatchesImmutability``,
 pkg/runtime/framework/plugins/jobset/jobset.go, the same at v2.2.0, v2.2.1 and v2.3.0. That status is the
 JobSet controller's (sigs.k8s.io/jobset): the jobs stay active until a suspended JobSet's pods are gone.
 
@@ -49,10 +50,12 @@ def while_active(
     said = f"the sync changes the runtimePatches of manager {', '.join(managers)} of {state}"
     if not served:
         message = (
-            f"{said}; Trainer's webhook refuses it while the TrainJob's JobSet has active jobs, and this "
-            f"cluster serves no JobSets ({JOBSET_GROUP}/{JOBSET_VERSION}): check cannot tell whether it does"
+            f"{said}, and this cluster serves no JobSets ({JOBSET_GROUP}/{JOBSET_VERSION}): Trainer's webhook "
+            "cannot read the TrainJob's JobSet and refuses the update (Internal error: no matches for kind "
+            '"JobSet"): the sync fails on it. Install JobSet, which Trainer needs to run a TrainJob, or put the '
+            f"patch back as it was{others}"
         )
-        return [Finding("runtime-patches-immutable", "warning", subject, message)]
+        return [Finding("runtime-patches-immutable", "error", subject, message)]
     active = active_jobs(jobset)
     if not active:
         return []

@@ -602,15 +602,16 @@ def test_the_presync_hooks_read_only_rights_are_exactly_what_check_needs(cp: Con
     assert sorted({f["code"] for f in ok.findings}) == ["forbidden", "trainer-version"], ok.findings
     assert all(f["message"].startswith(f"{SYNCER} may not ") for f in ok.of("forbidden"))
     # Each rule is needed: without it, check cannot read the cluster (exit 2, one line). No Kueue here:
-    # tests/cluster/test_kueue.py takes its rules away on its own control plane; no RuntimeClass either.
+    # tests/cluster/test_kueue.py takes its rules away on its own control plane; no RuntimeClass or JobSet either.
     taken = take_each_rule_away(
-        cp, rbac, kubeconfig, repo, tmp_path, lambda r: r["apiGroups"] not in ([KUEUE_GROUP], [NODE_GROUP])
+        cp, rbac, kubeconfig, repo, tmp_path, lambda r: r["apiGroups"] not in ([KUEUE_GROUP], [NODE_GROUP], [JOBSET])
     )
     assert taken == 5
 
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 NODE_GROUP = "node.k8s.io"  # RuntimeClasses: tests/cluster/test_check_sync.py takes that rule away
+JOBSET = "jobset.x-k8s.io"  # JobSets: tests/cluster/test_check_jobset_active.py takes that rule away
 
 
 def take_each_rule_away(

@@ -103,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(options: argparse.Namespace) -> int:
-    from ..live import findings, gather, gather_pruned, native_fields, report
+    from ..live import findings, gather, gather_jobsets, gather_pruned, native_fields, report
     from ..live.cluster import Cluster
     from ..live.in_use import runtime_in_use
     from ..live.patches_immutable import runtime_patches_immutable
@@ -172,6 +172,7 @@ def _check(options: argparse.Namespace) -> int:
             and item.kind in RUNTIME_KINDS
         ]
         render = findings.Render(objects, copies, views, _kueue_views(cluster, resource_list, inputs, written, live))
+        gather_jobsets.read(cluster, render, live)
         found = findings.find(render, live, followed)
         found += runtime_patches_immutable(render, live) + runtime_in_use(render, live) + running_kept(render, live)
         found += unspecified(render, live) + running_suspended(render, live)

@@ -2,7 +2,8 @@
 with the ``kubernetes`` client (``cluster``, the only module that imports it, and only ``check`` imports
 that module), what it reads of the cluster (``gather``), the findings (``findings``; ``trainer_release``
 for ``trainer-version``, ``native_fields`` for ``mode``: the served TrainJob CRD's KEP-2782 fields;
-``patches_immutable`` for ``runtime-patches-immutable``; ``in_use`` for ``runtime-in-use``, with what
+``patches_immutable`` for ``runtime-patches-immutable``, ``jobset_active`` for its JobSet half, with what
+``gather_jobsets`` reads; ``in_use`` for ``runtime-in-use``, with what
 ``gather_pruned`` reads outside the render's namespaces; ``running_kept`` for ``snapshot-kept`` on
 Trainer v2.2; ``running_suspended`` for ``running-suspended``; ``quota_constraints`` for the values a
 quota makes every container set), what Kueue does with the TrainJobs (``queues``; the Kueue release that

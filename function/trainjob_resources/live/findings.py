@@ -171,7 +171,7 @@ class Denial(Record):
 class Live(MutableRecord):
     """What ``check`` read of the cluster."""
 
-    __slots__ = ("crds", "kueue", "quotas", "runtimes", "snapshots", "trainer", "trainjobs")
+    __slots__ = ("crds", "jobsets", "kueue", "quotas", "runtimes", "snapshots", "trainer", "trainjobs")
 
     def __init__(self) -> None:
         self.trainjobs: list[dict[str, Any]] = []  # in the namespaces read (or every namespace)
@@ -183,6 +183,9 @@ class Live(MutableRecord):
         # (what Trainer's release is, or None; what was read to tell it)
         self.trainer: tuple[str | None, str] = (None, "nothing read")
         self.kueue = KueueObjects()  # read only when a TrainJob the sync starts is queued
+        # "<namespace>/<name>" -> JobSet, read where the sync changes a suspended TrainJob's runtimePatches
+        # (``gather_jobsets``); None where the cluster serves no JobSets
+        self.jobsets: dict[str, dict[str, Any]] | None = {}
 
 
 class Render(MutableRecord):

@@ -4,7 +4,8 @@ Trainer's webhook compares the TrainJob's runtimePatches before and after the up
 each entry's ``time`` restored by the defaulter where the entry is otherwise unchanged:
 pkg/webhooks/trainjob_webhook.go) and refuses a change unless the TrainJob is suspended before or after
 it (``checkRuntimePatchesImmutability``, pkg/runtime/framework/plugins/jobset/jobset.go at v2.2.1 and
-v2.3.0; at v2.2.0 only "after" counts). The function moves a patch's ``resources`` into a derived runtime
+v2.3.0; at v2.2.0 only "after" counts), and a change it lets through while the TrainJob's JobSet has
+active jobs (``jobset_active``). The function moves a patch's ``resources`` into a derived runtime
 (a new runtimeRef: ``runtime-ref-immutable``, which the API server's CEL rule refuses before the webhook
 runs); any other field of a patch (a nodeSelector, a toleration, a label) stays in runtimePatches.
 
@@ -25,6 +26,7 @@ from typing import Any, Final
 from ..kube import compare
 from ..trainer.api import TRAINJOB_KIND
 from .findings import Live, Render, annotations_of, crd_name, name_of, namespace_of, runtime_ref, suspended
+from .jobset_active import while_active
 from .report import Finding, object_name
 
 LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
@@ -106,7 +108,14 @@ def refuses(old_suspended: bool, new_suspended: bool, cluster_release: str | Non
     return not old_suspended and not new_suspended
 
 
-def runtime_patches_immutable(render: Render, live: Live) -> list[Finding]:
+def suspended_after(trainjob: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
+    """``spec.suspend`` after the sync: the render's where it has one, else the live one."""
+    spec = trainjob.get("spec")
+    return suspended(trainjob) if isinstance(spec, Mapping) and "suspend" in spec else suspended(old)
+
+
+def changes(render: Render, live: Live) -> list[tuple[dict[str, Any], dict[str, Any], list[str]]]:
+    """The live TrainJobs whose runtimePatches the sync changes: (rendered, live, the managers)."""
     existing = {f"{namespace_of(t)}/{name_of(t)}": t for t in live.trainjobs}
     schema = compare.version_schema(live.crds.get(crd_name(TRAINJOB_KIND)), "v1alpha1")
     out = []
@@ -114,13 +123,16 @@ def runtime_patches_immutable(render: Render, live: Live) -> list[Finding]:
         old = existing.get(f"{namespace_of(trainjob)}/{name_of(trainjob)}")
         if old is None or runtime_ref(trainjob) != runtime_ref(old):
             continue  # created, or refused by the CEL rule on spec.runtimeRef first
-        spec = trainjob.get("spec")
-        new_suspended = suspended(trainjob) if isinstance(spec, Mapping) and "suspend" in spec else suspended(old)
-        if not refuses(suspended(old), new_suspended, live.trainer[0]):
-            continue
         managers = changed_entries(trainjob, old, schema)
-        if not managers:
-            continue
+        if managers:
+            out.append((trainjob, old, managers))
+    return out
+
+
+def runtime_patches_immutable(render: Render, live: Live) -> list[Finding]:
+    out = []
+    for trainjob, old, managers in changes(render, live):
+        subject = object_name(TRAINJOB_KIND, namespace_of(trainjob), name_of(trainjob))
         dropped = [m for m in managers if m not in entries(trainjob)]
         others = (
             f" (a client-side apply replaces the whole list, dropping {', '.join(dropped)}: sync server-side, "
@@ -128,11 +140,15 @@ def runtime_patches_immutable(render: Render, live: Live) -> list[Finding]:
             if dropped and LAST_APPLIED in annotations_of(old)
             else ""
         )
+        if not refuses(suspended(old), suspended_after(trainjob, old), live.trainer[0]):
+            jobset = (live.jobsets or {}).get(f"{namespace_of(trainjob)}/{name_of(trainjob)}")
+            out += while_active(subject, suspended(old), managers, jobset, live.jobsets is not None, others)
+            continue
         out.append(
             Finding(
                 "runtime-patches-immutable",
                 "error",
-                object_name(TRAINJOB_KIND, namespace_of(trainjob), name_of(trainjob)),
+                subject,
                 f"the sync changes the runtimePatches of manager {', '.join(managers)} of this running TrainJob, "
                 "and Trainer's webhook refuses the update (RuntimePatches can only be modified when the TrainJob "
                 "is suspended before or after the update): the sync fails on it. Put the patch back as it was "

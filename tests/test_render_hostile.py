@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -615,15 +616,22 @@ def alive(pid: int) -> bool:
         return False
 
 
-def outlives(pid: int) -> bool:
-    """Still alive 10 s on: a SIGKILL is delivered when the process next runs, which on a loaded machine
-    (make test's four workers on two cores) can be after render has returned."""
-    deadline = time.monotonic() + 10
-    while alive(pid):
+def eventually(condition: Callable[[], bool], seconds: float = 120) -> bool:
+    """Whether ``condition()`` holds within ``seconds``: a ceiling, not a measure. On a loaded machine (make
+    test's four workers on two cores, load 10-20) a process can take many seconds to start, or to run the
+    exit a SIGKILL forces on it."""
+    deadline = time.monotonic() + seconds
+    while not condition():
         if time.monotonic() > deadline:
-            return True
+            return False
         time.sleep(0.05)
-    return False
+    return True
+
+
+def outlives(pid: int) -> bool:
+    """Still alive after ``eventually``'s ceiling: a SIGKILL is delivered when the process next runs, which
+    on a loaded machine can be after render has returned."""
+    return not eventually(lambda: not alive(pid))
 
 
 def test_kustomize_runs_plain_with_an_empty_environment_and_a_time_limit(repo: Path, tmp_path: Path) -> None:
@@ -659,11 +667,10 @@ def test_kustomize_is_killed_with_render(repo: Path, tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and len(pids.read_text().split() if pids.exists() else []) < 2:
-        time.sleep(0.05)
+    started = eventually(lambda: len(pids.read_text().split() if pids.exists() else []) == 2)
+    assert started, "the fake kustomize and its child never started"
     process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=20)
+    _, stderr = process.communicate(timeout=120)
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert b"stopped by signal 15" in stderr
     for pid in map(int, pids.read_text().split()):
@@ -1117,17 +1124,10 @@ def test_kustomize_dies_with_render_even_on_sigkill(repo: Path, tmp_path: Path) 
     program = [str(EXECUTABLE)] if EXECUTABLE.exists() else [sys.executable, "-m", "trainjob_resources"]
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "TMPDIR": str(tmp_path)}
     process = subprocess.Popen([*program, "render"], cwd=repo / "app", env=env, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not (pids.exists() and pids.read_text().strip()):
-        time.sleep(0.05)
-    time.sleep(0.2)
+    assert eventually(lambda: pids.exists() and pids.read_text().endswith("\n")), "kustomize never started"
     process.kill()
-    process.communicate(timeout=20)
-    child = int(pids.read_text())
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and alive(child):
-        time.sleep(0.05)
-    assert not outlives(child), "kustomize outlived a render killed by SIGKILL"
+    process.communicate(timeout=120)
+    assert not outlives(int(pids.read_text())), "kustomize outlived a render killed by SIGKILL"
     left = [p for p in tmp_path.iterdir() if p.name.startswith("trainjob-resources-")]
     assert left, "SIGKILL runs no clean-up: the copy stays until the next render"
     assert render(repo / "app", env={"TMPDIR": str(tmp_path)}).code == 0

@@ -592,11 +592,12 @@ def test_names_cannot_forge_lines(repo: Path) -> None:
 # The kustomize process
 
 
+# The fakes sleep far past eventually()'s ceiling: one render fails to kill is alive when outlives() gives up.
 FAKE_KUSTOMIZE = """#!/bin/sh
 echo $$ > {pids}
 /usr/bin/env > {env}
 echo "$@" > {args}
-/bin/sleep 60 &
+/bin/sleep 600 &
 echo $! >> {pids}
 wait
 """
@@ -1119,7 +1120,7 @@ def test_one_deadline_holds_for_all_the_builds_of_a_render(repo: Path, tmp_path:
 
 def test_kustomize_dies_with_render_even_on_sigkill(repo: Path, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
-    write(tmp_path / "bin" / "kustomize", f"#!/bin/sh\necho $$ > {pids}\nexec /bin/sleep 60\n").chmod(0o755)
+    write(tmp_path / "bin" / "kustomize", f"#!/bin/sh\necho $$ > {pids}\nexec /bin/sleep 600\n").chmod(0o755)
     kustomization(repo / "app", "")
     program = [str(EXECUTABLE)] if EXECUTABLE.exists() else [sys.executable, "-m", "trainjob_resources"]
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "TMPDIR": str(tmp_path)}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.cluster.argocd import ArgoCD
 from tests.cluster.controlplane import DEFAULT_KUEUE, DEFAULT_TRAINER, ControlPlane, Unavailable, require_paths
@@ -17,6 +18,16 @@ from tests.engine import Engine, find_engine
 # The test kit's plugins (tests/kit): the CPU budget of a test, the goldens' update switch, the scheduler
 # of `make test`'s workers.
 pytest_plugins = ("tests.kit.cpu_budget", "tests.kit.golden", "tests.kit.workers")
+
+# Hypothesis's profiles, for every test file (not only for a run that happens to import the one that set
+# them): no per-example deadline nor too_slow health check, wall-clock checks that a loaded machine fails
+# (make test's four workers on two cores).
+settings.register_profile(
+    "default", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True, print_blob=True)
+settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=2000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "default"))
 
 Planes = Callable[[str], ControlPlane]
 KPT_FALLBACK = Path("/usr/lib/google-cloud-sdk/bin/kpt")

@@ -8,7 +8,6 @@ cluster admits the TrainJob: the function is the only one to catch it before the
 from __future__ import annotations
 
 import copy
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 import yaml
 
 from tests.cluster.apply import (
+    apply_admitted,
     apply_all,
     cleanup,
     create_namespaces,
@@ -205,9 +205,8 @@ def test_a_numeric_resources_per_node_quantity_fails_the_next_apply(
     control_plane.kubectl("create", "namespace", namespace)
     try:
         control_plane.apply_server_side(runtime)
-        time.sleep(0.5)  # the webhook reads runtimes from the controller's cache
         text = {tag: numeric_per_node(namespace, name, tag, value, patched) for tag in ("v1", "v2")}
-        control_plane.apply_server_side(text["v1"])
+        apply_admitted(control_plane, text["v1"])  # the webhook reads runtimes from the controller's cache
         stored = control_plane.get("trainjobs.trainer.kubeflow.org", "numeric", namespace)
         assert stored is not None
         kept = stored["spec"]["trainer"]["resourcesPerNode"]["limits"]["cpu"]
@@ -251,8 +250,7 @@ def test_what_the_function_moves_to_resources_per_node_re_syncs(control_plane: C
     try:
         stream = "---\n".join(yaml.safe_dump(i) for i in items)
         control_plane.apply_server_side("---\n".join(yaml.safe_dump(i) for i in items if i["kind"] != "TrainJob"))
-        time.sleep(0.5)  # the webhook reads runtimes from the controller's cache
-        control_plane.apply_server_side(stream)
+        apply_admitted(control_plane, stream)  # the webhook reads runtimes from the controller's cache
         again = control_plane.apply_server_side(stream, check=False)
         assert again.returncode == 0, again.stderr
     finally:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from trainjob_resources import process
 from trainjob_resources.derive.provenance import DERIVED_FROM
@@ -32,13 +32,6 @@ from tests.goldens import run_function
 from tests.hostile import CONFIG_MAP, HEADER, RUNTIME, assert_sane, bundle, load, trainjob_value, trainjob_yaml
 from tests.kit import build
 from tests.support import GoSafeDumper, kubectl_patch, trainer_runtime
-
-settings.register_profile(
-    "default", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
-settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True, print_blob=True)
-settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=2000)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "default"))
 
 # Quantities in apimachinery's canonical form, so kubectl's output spells them as we wrote them.
 QUANTITIES = st.one_of(

@@ -13,10 +13,17 @@ from typing import Any
 import yaml
 
 from tests.cluster.controlplane import JOBSET, ControlPlane, KubectlError
-from tests.cluster.lifecycle import CLUSTER_SCOPED, RUNTIME_KINDS, argocd_order
+from tests.cluster.lifecycle import (
+    CLUSTER_SCOPED,
+    NOT_YET,
+    RUNTIME_KINDS,
+    argocd_order,
+    identity,
+    runtime_of,
+    until_admitted,
+)
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
-NOT_YET = "must be created before the TrainJob is created"
 UPSTREAM = Path("/root/go/pkg/mod/github.com/kubeflow/trainer/v2@v2.3.0")
 
 
@@ -58,19 +65,32 @@ def apply_all(cp: ControlPlane, objects: list[dict[str, Any]], wave_delay: float
     """Server-side apply as Argo CD (field manager argocd-controller), runtimes before the rest; returns the
     refusals by object."""
     refused: dict[str, str] = {}
-    # Runtimes first, then a pause like Argo CD's between waves: the TrainJob webhook reads runtimes from the
-    # controller's cache, which a TrainJob applied right after its runtime can outrun.
+    # Runtimes first, then a pause like Argo CD's between waves. The TrainJob webhook reads runtimes from the
+    # controller's cache, which a TrainJob applied right after its runtime can outrun however long the pause
+    # on a loaded machine: a TrainJob naming a runtime applied here is retried while the webhook has not seen it.
     first = [o for o in objects if o.get("kind") in ("Namespace", *RUNTIME_KINDS)]
     rest = [o for o in objects if o.get("kind") not in ("Namespace", *RUNTIME_KINDS)]
+    runtimes: set[tuple[str, str, str]] = set()  # applied here
     for number, group in enumerate((first, rest)):
         if number and first:
             time.sleep(wave_delay)
         for obj in [o for wave in argocd_order(group) for o in wave]:
             try:
-                cp.apply_server_side(json.dumps(obj), force_conflicts=True)
+                if obj.get("kind") == "TrainJob" and runtime_of(obj) in runtimes:
+                    apply_admitted(cp, json.dumps(obj), force_conflicts=True)
+                else:
+                    cp.apply_server_side(json.dumps(obj), force_conflicts=True)
             except KubectlError as error:
                 refused[f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"] = str(error)
+                continue
+            if obj.get("kind") in RUNTIME_KINDS:
+                runtimes.add(identity(obj, ""))
     return refused
+
+
+def apply_admitted(cp: ControlPlane, text: str, *, force_conflicts: bool = False) -> None:
+    """Server-side apply of objects with a TrainJob whose runtime is in the cluster (``until_admitted``)."""
+    until_admitted(lambda: cp.apply_server_side(text, force_conflicts=force_conflicts))
 
 
 def submit(cp: ControlPlane, obj: dict[str, Any], *, dry_run: bool = False, validate: str = "strict") -> Any:

@@ -216,7 +216,7 @@ class ControlPlane:
             raise RuntimeError("the control plane is not started")
         return self._dir / "harness.log"
 
-    def start(self, timeout: float = 120.0) -> ControlPlane:
+    def start(self, timeout: float = 300.0) -> ControlPlane:
         if self._proc is not None:
             return self
         self._dir = Path(tempfile.mkdtemp(prefix="trainjob-resources-cp-"))
@@ -419,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
         "controllers) for your own output: `make cluster` first. Stops on SIGTERM, Ctrl-C or a closed stdin.",
     )
     parser.add_argument("--kubeconfig", required=True, metavar="FILE", help="where to write the admin kubeconfig")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the start (default: 120)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the start (default: 300)")
     parser.add_argument(
         "--kueue",
         nargs="?",

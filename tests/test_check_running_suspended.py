@@ -28,9 +28,12 @@ def started(patches: list[dict[str, Any]], last_applied: dict[str, Any] | None =
     return live
 
 
-def found(render: dict[str, Any], live_trainjob: dict[str, Any]) -> list[tuple[str, str]]:
+def found(
+    render: dict[str, Any], live_trainjob: dict[str, Any], jobsets: dict[str, dict[str, Any]] | None = None
+) -> list[tuple[str, str]]:
     live = Live()
     live.trainjobs = [live_trainjob]
+    live.jobsets = {} if jobsets is None else jobsets
     return [(f.severity, f.object) for f in running_suspended(Render([render], [], {}), live)]
 
 
@@ -60,3 +63,18 @@ def test_nothing_where_git_does_not_suspend_it_kueue_has_not_started_it_or_the_s
     assert found(render, no_entry) == []  # Kueue's webhook never saw it
     moved = build.trainjob("j", "other", [pin("a")], "ns", labels=QUEUED, suspend=True)
     assert found(moved, live) == []  # runtime-ref-immutable refuses the update first
+
+
+def test_nothing_where_the_update_is_refused_while_its_jobset_is_active_runtime_patches_immutable_says_so() -> None:
+    render = build.trainjob("j", "r", [pin("a")], "ns", labels=QUEUED, suspend=True)
+    live = started([pin("a")], render)
+
+    def jobset(active: int) -> dict[str, dict[str, Any]]:
+        return {"ns/j": {"status": {"replicatedJobsStatus": [{"name": "node", "active": active}]}}}
+
+    assert found(render, live, jobset(1)) == []
+    assert found(render, live, jobset(0)) == [("error", "TrainJob/ns/j")]
+    live_without_jobsets = Live()
+    live_without_jobsets.trainjobs = [live]
+    live_without_jobsets.jobsets = None  # the cluster serves none: the webhook refuses every such change
+    assert running_suspended(Render([render], [], {}), live_without_jobsets) == []

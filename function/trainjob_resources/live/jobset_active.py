@@ -35,6 +35,12 @@ def active_jobs(jobset: Mapping[str, Any] | None) -> list[str]:
     ]
 
 
+def refused(jobsets: Mapping[str, Mapping[str, Any]] | None, key: str) -> bool:
+    """Whether the webhook refuses a runtimePatches change of the suspended TrainJob ``key``
+    ("<namespace>/<name>"): its JobSet has active jobs, or the cluster serves no JobSets (None)."""
+    return jobsets is None or bool(active_jobs(jobsets.get(key)))
+
+
 def while_active(
     subject: str,
     was_suspended: bool,

@@ -14,11 +14,10 @@ sigs.k8s.io/kueue/pkg/controller/jobframework/reconciler.go): it restarts, a war
 
 A client-side apply that sends the list (``patches_immutable.sends_the_list``) replaces it with the
 render's, dropping Kueue's entry. Trainer's webhook lets runtimePatches change since the TrainJob is
-suspended after the update, unless its JobSet still has active jobs ("RuntimePatches cannot be modified
-when the JobSet's ReplicatedJob ... is still active": ``checkRuntimePatchesImmutability``,
-pkg/runtime/framework/plugins/jobset/jobset.go at v2.2.1 and v2.3.0). Then Kueue cannot start it again
-(``RunWithPodSetsInfo``: "kueue runtime patch not found", retried, not permanent) and the Workload keeps
-its quota: the TrainJob stays stopped, an error.
+suspended after the update. Then Kueue cannot start it again (``RunWithPodSetsInfo``: "kueue runtime patch
+not found", retried, not permanent) and the Workload keeps its quota: the TrainJob stays stopped, an error.
+While its JobSet still has active jobs the webhook refuses the update instead, and nothing is stopped:
+``runtime-patches-immutable`` says so (``jobset_active``), and this finding says nothing.
 
 Pure: the live TrainJobs come in as the API server's JSON.
 """
@@ -30,6 +29,7 @@ from typing import Any, Final
 
 from ..trainer.api import TRAINJOB_KIND
 from .findings import Live, Render, annotations_of, name_of, namespace_of, runtime_ref, suspended
+from .jobset_active import refused
 from .patches_immutable import LAST_APPLIED, entries, sends_the_list
 from .queues import queue_name
 from .report import Finding, object_name
@@ -67,11 +67,12 @@ def running_suspended(render: Render, live: Live) -> list[Finding]:
             f"its runtimePatches entry {KUEUE_MANAGER} filled in), and the sync sends suspend: true again"
         )
         if _drops_kueue_entry(trainjob, old):
+            if refused(live.jobsets, f"{namespace_of(trainjob)}/{name_of(trainjob)}"):
+                continue  # the update is refused: runtime-patches-immutable
             message = (
                 f"{said} with the render's runtimePatches: a client-side apply (kubectl apply, Argo CD's default) "
                 "replaces the list, dropping Kueue's entry. Trainer's webhook accepts it (the TrainJob is suspended "
-                "after the update; while its JobSet's jobs are still active it refuses it, \"RuntimePatches cannot "
-                "be modified when the JobSet's ReplicatedJob ... is still active\", and the sync fails on it): the "
+                "after the update): the "
                 "TrainJob is suspended, its pods deleted, and Kueue cannot start it again without its entry (kueue "
                 "runtime patch not found): it stays stopped, its Workload holding the queue's quota. "
                 f"{FIX}; or sync server-side (Argo CD's ServerSideApply=true), which keeps Kueue's entry: "

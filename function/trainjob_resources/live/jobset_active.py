@@ -43,18 +43,18 @@ def refused(jobsets: Mapping[str, Mapping[str, Any]] | None, key: str) -> bool:
 
 def while_active(
     subject: str,
+    key: str,
     was_suspended: bool,
     managers: list[str],
-    jobset: Mapping[str, Any] | None,
-    served: bool = True,
+    jobsets: Mapping[str, Mapping[str, Any]] | None,
     others: str = "",
 ) -> list[Finding]:
-    """The finding on the TrainJob ``subject`` whose runtimePatches of ``managers`` the sync changes while it
-    is suspended (``was_suspended``) or suspends it; ``jobset``: its JobSet, None where there is none or
-    the cluster serves none (not ``served``)."""
+    """The finding on the TrainJob ``subject`` (``key``: "<namespace>/<name>") whose runtimePatches of
+    ``managers`` the sync changes while it is suspended (``was_suspended``) or suspends it; ``jobsets``:
+    the JobSets read, None where the cluster serves none."""
     state = "this suspended TrainJob" if was_suspended else "this TrainJob, which the sync suspends,"
     said = f"the sync changes the runtimePatches of manager {', '.join(managers)} of {state}"
-    if not served:
+    if jobsets is None:
         message = (
             f"{said}, and this cluster serves no JobSets ({JOBSET_GROUP}/{JOBSET_VERSION}): Trainer's webhook "
             "cannot read the TrainJob's JobSet and refuses the update (Internal error: no matches for kind "
@@ -62,7 +62,7 @@ def while_active(
             f"patch back as it was{others}"
         )
         return [Finding("runtime-patches-immutable", "error", subject, message)]
-    active = active_jobs(jobset)
+    active = active_jobs(jobsets.get(key))
     if not active:
         return []
     message = (

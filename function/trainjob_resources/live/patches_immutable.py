@@ -141,8 +141,8 @@ def runtime_patches_immutable(render: Render, live: Live) -> list[Finding]:
             else ""
         )
         if not refuses(suspended(old), suspended_after(trainjob, old), live.trainer[0]):
-            jobset = (live.jobsets or {}).get(f"{namespace_of(trainjob)}/{name_of(trainjob)}")
-            out += while_active(subject, suspended(old), managers, jobset, live.jobsets is not None, others)
+            key = f"{namespace_of(trainjob)}/{name_of(trainjob)}"
+            out += while_active(subject, key, suspended(old), managers, live.jobsets, others)
             continue
         out.append(
             Finding(

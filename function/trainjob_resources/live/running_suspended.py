@@ -72,8 +72,8 @@ def running_suspended(render: Render, live: Live) -> list[Finding]:
             message = (
                 f"{said} with the render's runtimePatches: a client-side apply (kubectl apply, Argo CD's default) "
                 "replaces the list, dropping Kueue's entry. Trainer's webhook accepts it (the TrainJob is suspended "
-                "after the update): the "
-                "TrainJob is suspended, its pods deleted, and Kueue cannot start it again without its entry (kueue "
+                "after the update): the TrainJob is suspended, its pods deleted, and Kueue cannot start it again "
+                "without its entry (kueue "
                 "runtime patch not found): it stays stopped, its Workload holding the queue's quota. "
                 f"{FIX}; or sync server-side (Argo CD's ServerSideApply=true), which keeps Kueue's entry: "
                 "Kueue then restarts it"

@@ -105,6 +105,17 @@ def _without_resources(value: Any) -> Any:
     return value
 
 
+def _without_pod_claims(value: Any) -> Any:
+    """KEP-2782's PodSpecPatch.resourceClaims taken out: v2.3.0's schema lacks it too, and which unknown
+    fields the server names follows its walk of a Go map (of 10 applies of native-kep-2782-claims, 3 named
+    resourceClaims alone)."""
+    if isinstance(value, dict):
+        return {k: _without_pod_claims(v) for k, v in value.items() if k != "resourceClaims"}
+    if isinstance(value, list):
+        return [_without_pod_claims(v) for v in value]
+    return value
+
+
 def _has_patch_resources(trainjob: dict[str, Any]) -> bool:
     return _without_resources(trainjob.get("spec")) != trainjob.get("spec")
 
@@ -162,7 +173,7 @@ def _goldens_with_patch_resources() -> list[str]:
 @pytest.mark.parametrize("golden", _goldens_with_patch_resources())
 def test_resources_in_a_container_patch_are_refused_by_v2_3_0(control_plane: ControlPlane, golden: str) -> None:
     """Upstream issue 3999, the reason the function exists: v2.3.0's ContainerPatch has no resources."""
-    objects = [copy.deepcopy(o) for o in _objects(golden)]
+    objects = [_without_pod_claims(o) if o.get("kind") == "TrainJob" else copy.deepcopy(o) for o in _objects(golden)]
     refused = {k: v for k, v in _apply(control_plane, golden, objects, "r").items() if k.startswith("TrainJob ")}
     assert any("resources: field not declared in schema" in m for m in refused.values()), refused
 

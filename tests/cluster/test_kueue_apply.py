@@ -254,6 +254,10 @@ def test_the_apply_the_docs_give_keeps_kueues_entry(plane: ControlPlane, tmp_pat
     assert scene.live()["spec"]["suspend"] is False
 
 
+# What kubectl-based programs print when a request got no answer from the API server.
+UNANSWERED = "Unable to connect to the server"
+
+
 def test_kpt_live_apply_as_the_kpt_example_says_keeps_kueues_entry(
     plane: ControlPlane, tmp_path: Path, kpt: str
 ) -> None:
@@ -271,6 +275,10 @@ def test_kpt_live_apply_as_the_kpt_example_says_keeps_kueues_entry(
 
     def kpt_run(*args: str) -> None:
         done = subprocess.run([kpt, *args], env=env, capture_output=True, text=True, timeout=300, check=False)
+        if done.returncode != 0 and not done.stdout and UNANSWERED in done.stderr:
+            # The API server reset a request before kpt applied anything (once in CI, at load 9, after 60 s:
+            # "stream error: ...; INTERNAL_ERROR; received from peer"): the same command once more.
+            done = subprocess.run([kpt, *args], env=env, capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
     kpt_run("live", "install-resource-group")

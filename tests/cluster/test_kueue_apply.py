@@ -277,7 +277,9 @@ def test_kpt_live_apply_as_the_kpt_example_says_keeps_kueues_entry(
         done = subprocess.run([kpt, *args], env=env, capture_output=True, text=True, timeout=300, check=False)
         if done.returncode != 0 and not done.stdout and UNANSWERED in done.stderr:
             # The API server reset a request before kpt applied anything (once in CI, at load 9, after 60 s:
-            # "stream error: ...; INTERNAL_ERROR; received from peer"): the same command once more.
+            # "stream error: ...; INTERNAL_ERROR; received from peer"; its timeout filter resets a request
+            # that outlives its 60 s once its header is written, k8s.io/apiserver
+            # pkg/server/filters/timeout.go): the same command once more.
             done = subprocess.run([kpt, *args], env=env, capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,14 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.cluster.argocd import ArgoCD
-from tests.cluster.controlplane import DEFAULT_KUEUE, DEFAULT_TRAINER, ControlPlane, Unavailable, require_paths
+from tests.cluster.controlplane import (
+    DEFAULT_KUEUE,
+    DEFAULT_TRAINER,
+    RUNNING,
+    ControlPlane,
+    Unavailable,
+    require_paths,
+)
 from tests.engine import Engine, find_engine
 
 # The test kit's plugins (tests/kit): the CPU budget of a test, the goldens' update switch, the scheduler
@@ -54,6 +61,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for fixture, marker in FIXTURE_MARKERS.items():
             if fixture in fixtures and item.get_closest_marker(marker) is None:
                 item.add_marker(marker)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    """A failed test's report carries the errors of the API servers running in its process (their
+    logs go with them when they stop)."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    if not report.failed:
+        return
+    for plane in list(RUNNING):
+        errors = plane.api_server_errors()
+        if errors:
+            report.sections.append((f"kube-apiserver errors (Trainer {plane.trainer})", "\n".join(errors)))
 
 
 def _unavailable(reason: str) -> None:

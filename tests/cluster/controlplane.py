@@ -30,6 +30,8 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -159,6 +161,18 @@ def find_kubectl() -> str:
     return found
 
 
+# The control planes started and not yet stopped in this process: a failed test's report carries their
+# API servers' errors (tests/conftest.py).
+RUNNING: weakref.WeakSet[ControlPlane] = weakref.WeakSet()
+# klog's error lines, as kube-apiserver writes them into the harness's log ("E1207 11:16:47.123456 ...").
+_KLOG_ERROR = re.compile(r"^E\d{4} \d{2}:\d{2}:\d{2}\.\d+ ")
+
+
+def klog_errors(lines: Iterable[str], most: int) -> list[str]:
+    """The last ``most`` of klog's error lines among ``lines`` (not the controllers' JSON log lines)."""
+    return [line.rstrip("\n") for line in lines if _KLOG_ERROR.match(line)][-most:]
+
+
 class ControlPlane:
     """One harness process: etcd, kube-apiserver and upstream Trainer's controllers and webhooks.
 
@@ -254,7 +268,16 @@ class ControlPlane:
             )
             self._ready(self._kueue, "the Kueue harness", started + timeout)
         self.start_seconds = time.monotonic() - started
+        RUNNING.add(self)
         return self
+
+    def api_server_errors(self, most: int = 40) -> list[str]:
+        """The last ``most`` error lines kube-apiserver wrote into the harness's log (a request it timed
+        out or aborted is one: "Timeout or abort while handling")."""
+        if self._dir is None or not self.log_path.is_file():
+            return []
+        with self.log_path.open(errors="replace") as log:
+            return klog_errors(log, most)
 
     def _ready(self, proc: subprocess.Popen[str], what: str, deadline: float) -> dict[str, Any]:
         """The JSON of the process's ``READY`` line; stops everything if it exits or times out first."""
@@ -284,6 +307,7 @@ class ControlPlane:
                 return ready
 
     def stop(self) -> None:
+        RUNNING.discard(self)
         kueue, self._kueue = self._kueue, None
         proc, self._proc = self._proc, None
         for running in (kueue, proc):  # Kueue's harness first: it talks to the other's apiserver

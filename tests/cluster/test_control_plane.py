@@ -7,6 +7,7 @@ Trainer's controller creates (no JobSet controller runs: the JobSet is the objec
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -167,3 +168,9 @@ def test_a_trainjob_applied_in_the_same_wave_as_its_runtime(control_plane: Contr
                 _apply_until_admitted(cp, _trainjob(f"same-wave-{i}", runtime=f"same-wave-{i}"))
             assert cp.get(TRAINJOB, f"same-wave-{i}", NS) is not None
     print(f"same sync wave: {refused}/5 TrainJobs refused at first, all admitted on retry")
+
+
+def test_the_api_servers_own_log_goes_into_the_harnesss(control_plane: ControlPlane) -> None:
+    """kube-apiserver's klog lines (the controllers log JSON), for a failed test's report (tests/conftest.py)."""
+    log = control_plane.log_path.read_text(errors="replace")
+    assert re.search(r"^I\d{4} .*Version: v\d", log, re.MULTILINE), log[-2000:]

@@ -96,6 +96,9 @@ func run() error {
 		ControlPlaneStartTimeout: *startTimeout,
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
+	// kube-apiserver's own log (klog, on its stderr) into ours, so that the harness's log says which request
+	// it timed out or aborted; etcd's stays out (it logs every compaction).
+	env.ControlPlane.GetAPIServer().Err = os.Stderr
 	cfg, err := env.Start()
 	if err != nil {
 		_ = env.Stop() // whatever did start (envtest leaves etcd running when a later step fails)
